@@ -1,0 +1,139 @@
+# stfs — a FUSE view of an Apache SeaTunnel (Zeta) cluster.
+#
+#   make            build build/stfs
+#   make demo       install deps, build, generate a sample cluster, mount it, tour
+#   make test       install deps, build, run unit + script + integration tests
+#   make check      unit tests under ASan+UBSan
+#   make fuzz       libFuzzer targets for every parser (FUZZ_TIME seconds each)
+#   make install    PREFIX=/usr/local DESTDIR=
+#
+# Flags the build needs are kept apart from user CFLAGS (redis's FINAL_CFLAGS).
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+WERROR  ?= 1
+FUZZ_TIME ?= 20
+
+PKGS := fuse3 libcurl jansson libxml-2.0 yaml-0.1
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
+CMOCKA_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null)
+
+WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+       -Wmissing-declarations -Wwrite-strings -Wpointer-arith -Wformat=2 \
+       -Wundef -Wvla -Wcast-qual -Wredundant-decls -Wold-style-definition \
+       -Wimplicit-fallthrough -fno-common
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+
+INCS = -I. -Ibackends -Iconf -Ifusefs
+ALL_CFLAGS = -std=gnu11 -D_FILE_OFFSET_BITS=64 -D_GNU_SOURCE \
+	     -DFUSE_USE_VERSION=35 -DSTFS_VERSION=\"$(VERSION)\" \
+	     $(WARN) $(INCS) $(PKG_CFLAGS) $(CFLAGS)
+SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all \
+	    -fno-omit-frame-pointer -O1 -g
+
+VERSION := 0.1.0
+
+LIB_SRCS  := $(sort $(wildcard backends/*.c conf/*.c fusefs/*.c))
+LIB_SRCS  := $(filter-out fusefs/main.c,$(LIB_SRCS))
+FAKE_SRCS := $(sort $(wildcard tests/fakes/*.c))
+TEST_SRCS := $(sort $(wildcard tests/*/test_*.c))
+FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+HDRS      := $(wildcard backends/*.h conf/*.h fusefs/*.h tests/fakes/*.h)
+
+LIB_OBJS  := $(LIB_SRCS:%.c=build/%.o)
+FAKE_OBJS := $(FAKE_SRCS:%.c=build/%.o)
+TEST_BINS := $(TEST_SRCS:%.c=build/%)
+SAN_LIB_OBJS  := $(LIB_SRCS:%.c=build-san/%.o)
+SAN_FAKE_OBJS := $(FAKE_SRCS:%.c=build-san/%.o)
+SAN_TEST_BINS := $(TEST_SRCS:%.c=build-san/%)
+
+.PHONY: all deps demo demo-stop test unit check fuzz bench install uninstall \
+	format format-check lint clean
+all: build/stfs
+
+build/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+build-san/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c -o $@ $<
+
+build/libstfs.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+build-san/libstfs.a: $(SAN_LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+build/stfs: build/fusefs/main.o build/libstfs.a
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(PKG_LIBS)
+
+build/tests/%: tests/%.c build/libstfs.a $(FAKE_OBJS) $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(FAKE_OBJS) build/libstfs.a \
+		$(PKG_LIBS) $(CMOCKA_LIBS)
+
+build-san/tests/%: tests/%.c build-san/libstfs.a $(SAN_FAKE_OBJS) $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Itests -o $@ $< $(SAN_FAKE_OBJS) \
+		build-san/libstfs.a $(PKG_LIBS) $(CMOCKA_LIBS)
+
+# Debian packages the build, the tests and the demo need; installed when missing.
+deps:
+	@scripts/deps.sh
+
+# unit: the cmocka binaries only (no deps step, no mounts).
+unit: $(TEST_BINS)
+	@scripts/run-unit.sh $(TEST_BINS)
+
+# test: everything a fresh machine must pass. Prints one closing
+# "N passed, N failed" line.
+test: deps all $(TEST_BINS)
+	@scripts/run-tests.sh $(TEST_BINS)
+
+check: $(SAN_TEST_BINS)
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	 scripts/run-unit.sh $(SAN_TEST_BINS)
+
+fuzz:
+	@FUZZ_TIME=$(FUZZ_TIME) scripts/run-fuzz.sh $(FUZZ_SRCS)
+
+demo: deps all
+	@scripts/demo.sh start
+
+demo-stop:
+	@scripts/demo.sh stop
+
+bench: deps all
+	@scripts/bench.sh
+
+install: build/stfs
+	install -D -m 0755 build/stfs $(DESTDIR)$(PREFIX)/bin/stfs
+	install -D -m 0644 stfs.1 $(DESTDIR)$(PREFIX)/share/man/man1/stfs.1
+	install -D -m 0644 conf/example.conf $(DESTDIR)$(PREFIX)/share/stfs/example.conf
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/stfs \
+	      $(DESTDIR)$(PREFIX)/share/man/man1/stfs.1 \
+	      $(DESTDIR)$(PREFIX)/share/stfs/example.conf
+
+C_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+format:
+	clang-format -i $(C_FILES)
+
+format-check:
+	clang-format --dry-run --Werror $(C_FILES)
+
+lint:
+	@scripts/lint.sh
+
+clean:
+	rm -rf build build-san build-fuzz

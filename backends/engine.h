@@ -1,0 +1,152 @@
+/*
+ * engine — the client of the SeaTunnel (Zeta) REST API v2.
+ *
+ * It answers "which jobs does the engine know, in which state" from two
+ * list calls (/running-jobs and /finished-jobs), cached for
+ * conf->engine_ttl_ms and shared by every thread, so that listing 2,000
+ * jobs costs a handful of requests.  Concurrent callers wanting a refresh
+ * wait for one fetch (single flight) instead of issuing their own.
+ *
+ * Several base URLs (conf->engines) are tried in order; the one that last
+ * answered is tried first next time.  Every request has conf->timeout_ms as
+ * its deadline, and a whole fetch (all URLs, all pages) never exceeds
+ * conf->timeout_ms plus one connect timeout.
+ *
+ * Snapshots are immutable and reference-counted: take one with
+ * engine_jobs(), read it freely from any thread, give it back with
+ * engine_snap_put().
+ */
+#ifndef STFS_ENGINE_H
+#define STFS_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "buf.h"
+#include "conf.h"
+
+/* JobStatus ordinals (SEATUNNEL.md §4.4), then stfs's own two. */
+enum job_state {
+	JS_INITIALIZING = 0,
+	JS_CREATED,
+	JS_PENDING,
+	JS_SCHEDULED,
+	JS_RUNNING,
+	JS_FAILING,
+	JS_FAILED,
+	JS_DOING_SAVEPOINT,
+	JS_SAVEPOINT_DONE,
+	JS_CANCELING,
+	JS_CANCELED,
+	JS_FINISHED,
+	JS_UNKNOWABLE,
+	JS_ORPHAN,  /* storage only; the engine answered and knows no such job */
+	JS_UNKNOWN, /* the engine could not be asked, or said nothing usable */
+	JS_COUNT
+};
+
+/** "RUNNING", ...; "UNKNOWN" for out-of-range values. */
+const char *job_state_name(int state);
+/** Parse a JobStatus name (case-insensitive); -1 when not one. */
+int job_state_parse(const char *name);
+/** JobStatus.isEndState(): FAILED, SAVEPOINT_DONE, CANCELED, FINISHED, UNKNOWABLE. */
+bool job_state_is_end(int state);
+
+/** One job as the engine reports it.  All strings are owned by the snapshot. */
+struct engine_job {
+	char *id;          /* decimal job id, as the engine wrote it */
+	char *name;        /* jobName, or NULL */
+	int state;         /* enum job_state; JS_UNKNOWN for an unparseable jobStatus */
+	char *error_msg;   /* errorMsg, or NULL */
+	int64_t create_s;  /* createTime as epoch seconds (local time zone), or 0 */
+	int64_t finish_s;  /* finishTime as epoch seconds, or 0 */
+	bool running;      /* came from /running-jobs */
+	char *json;        /* the job object, compact, key order kept, + "\n" */
+	size_t json_len;
+	char *metrics_json; /* the "metrics" object, compact + "\n"; "{}\n" if absent */
+	size_t metrics_json_len;
+	json_t *metrics;   /* the parsed "metrics" object (borrowed; read-only) */
+	int *pipelines;    /* pipeline ids from jobDag.pipelineEdges, sorted */
+	size_t n_pipelines;
+};
+
+struct engine_snap {
+	int refs;          /* atomic */
+	int err;           /* 0: this data is a fresh answer; else -errno of the failed fetch */
+	char errmsg[200];  /* why the fetch failed (no secrets) */
+	int64_t data_ms;   /* wall time when `jobs` was fetched (0: never) */
+	int64_t fetched_mono_ms; /* monotonic time of the fetch attempt */
+	char source[256];  /* base URL that answered */
+	struct engine_job *jobs; /* sorted by id (numeric order) */
+	size_t n_jobs;
+	json_t *root_running, *root_finished; /* owners of the jobs' json_t */
+};
+
+struct engine;
+
+/** Create a client for conf->engines. 0 or -ENOMEM/-EINVAL. */
+int engine_new(const struct stfs_conf *conf, struct engine **out);
+void engine_free(struct engine *e);
+
+/**
+ * The engine's jobs, at most `max_age_ms` old (0: conf->engine_ttl_ms).
+ * Never NULL.  When the fetch fails, the snapshot has err set and holds
+ * the last jobs known (data_ms tells their age), or none.  Blocks at most
+ * about conf->timeout_ms.  Release with engine_snap_put().
+ */
+struct engine_snap *engine_jobs(struct engine *e, unsigned max_age_ms);
+void engine_snap_put(struct engine_snap *s);
+/** Binary search by id; NULL when absent. */
+const struct engine_job *engine_snap_find(const struct engine_snap *s,
+					  const char *id);
+
+/**
+ * Ask /job-info/<id> now (no cache).  0 and *out filled (free with
+ * engine_job_release); -ENOENT when the engine answered {"jobId":..} only;
+ * -EAGAIN/-ETIMEDOUT/-EIO/-EPROTO (unparseable) when it could not tell.
+ */
+int engine_job_info(struct engine *e, const char *id, struct engine_job *out);
+void engine_job_release(struct engine_job *j);
+
+/**
+ * GET a raw document (e.g. "/overview", "/system-monitoring-information",
+ * "/metrics") from the first engine that answers 2xx, cached for
+ * engine_ttl_ms.  0 and `out` filled; -errno otherwise.
+ */
+int engine_get_raw(struct engine *e, const char *path, struct buf *out);
+
+struct engine_stats {
+	uint64_t requests, failures, failovers, list_fetches, cache_hits;
+};
+void engine_get_stats(struct engine *e, struct engine_stats *out);
+
+/* ---- pure parsing (engine_json.c); used by the client, tests and fuzzers */
+
+/**
+ * Parse a job list: a plain JSON array or the paged form {"data":[...],
+ * "total":N}.  Appends to *jobs/*n (realloc'd), taking references into
+ * `*root` (the caller keeps *root alive as long as the jobs, then
+ * json_decref's it).  `running` marks the jobs.  *total receives "total"
+ * or -1 for the plain form.  0, -EPROTO (not a list / bad JSON; msg says
+ * why), -ENOMEM.
+ */
+int engine_parse_job_list(const char *txt, size_t len, bool running,
+			  json_t **root, struct engine_job **jobs, size_t *n,
+			  long *total, char *msg, size_t msgsz);
+/**
+ * Parse one job object (job-info answer).  -ENOENT when it holds only
+ * "jobId"; -EPROTO when it is an error body or not an object.
+ */
+int engine_parse_job_object(const char *txt, size_t len, json_t **root,
+			    struct engine_job *out, char *msg, size_t msgsz);
+/** Fill one engine_job from a parsed object (borrowed refs into `obj`). */
+int engine_job_from_json(json_t *obj, bool running, struct engine_job *out);
+/** Free what engine_job_from_json allocated (not the json). */
+void engine_job_clear(struct engine_job *j);
+/** "yyyy-MM-dd HH:mm:ss" (local time) -> epoch seconds; -1 if malformed. */
+int64_t engine_parse_time(const char *s);
+
+#endif

@@ -1,0 +1,84 @@
+/*
+ * http — the one place stfs talks HTTP (libcurl).
+ *
+ * Every request has a deadline (req->timeout_ms, total, connect included)
+ * and a capped response body.  Retries, for idempotent methods only
+ * (GET/HEAD/DELETE), happen here and nowhere else: on a transport error
+ * (reset, refused, timeout of an attempt) or a 5xx/429 status, with jittered
+ * exponential backoff, while the overall deadline allows.
+ *
+ * CURL handles are pooled and never shared between threads at once.
+ * Thread-safe.  http_global_init() must run before any thread starts.
+ */
+#ifndef STFS_HTTP_H
+#define STFS_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+#define CURL_ERROR_SIZE_STFS 256
+
+struct http_req {
+	const char *method;           /* "GET" (default when NULL), "HEAD", ... */
+	const char *url;
+	const char *const *headers;   /* "Name: value" strings, NULL-terminated, or NULL */
+	const void *body;             /* request body or NULL */
+	size_t body_len;
+	unsigned timeout_ms;          /* overall deadline, retries included */
+	unsigned connect_timeout_ms;  /* 0: min(timeout, 2000) */
+	unsigned retries;             /* extra attempts allowed (idempotent only) */
+	size_t max_body;              /* response cap; 0: BUF_DEFAULT_MAX */
+	const char *userpwd;          /* "user:password" for basic auth, or NULL (secret) */
+	const char *aws_sigv4;        /* CURLOPT_AWS_SIGV4 provider string, or NULL */
+	const char *ca_file;          /* CA bundle, or NULL for the system store */
+};
+
+struct http_resp {
+	long status;          /* HTTP status; 0 when no response */
+	struct buf body;      /* response body (capped) */
+	int64_t last_modified_ms; /* Last-Modified header, or -1 */
+	int64_t content_length;   /* Content-Length header, or -1 */
+	char content_type[128];
+	unsigned attempts;    /* how many tries were made */
+	char error[CURL_ERROR_SIZE_STFS];
+};
+/** curl_global_init; call once in main() before threads. 0 or -EIO. */
+int http_global_init(void);
+void http_global_cleanup(void);
+
+/**
+ * Install a predicate polled during transfers (e.g. fuse_interrupted);
+ * when it returns non-zero the transfer is aborted with -EINTR.
+ */
+void http_set_abort_check(int (*fn)(void));
+
+/** Prepare an empty response. */
+void http_resp_init(struct http_resp *r);
+void http_resp_release(struct http_resp *r);
+
+/**
+ * Perform the request.  Returns 0 when an HTTP response arrived (whatever
+ * its status: look at resp->status), or -errno for transport failures:
+ * -ETIMEDOUT (deadline), -ECONNREFUSED, -EHOSTUNREACH (resolve), -EFBIG
+ * (body over the cap), -EINTR (aborted), -EIO (anything else).  resp->error
+ * holds a human reason without secrets.
+ */
+int http_perform(const struct http_req *req, struct http_resp *resp);
+
+/** Map a CURLcode (as int) to -errno. */
+int http_curl_to_errno(int curlcode);
+/** Map a final HTTP status to 0 (2xx) or -errno: 401/403 EACCES, 404
+ * ENOENT, 409 EEXIST, 416 ERANGE, 429/5xx EAGAIN, other 4xx EINVAL... */
+int http_status_to_errno(long status);
+
+/** Statistics for .stfs/stats (atomic counters). */
+struct http_stats {
+	uint64_t requests, retries, errors, timeouts, bytes_in;
+	uint64_t latency_us_sum;
+};
+void http_get_stats(struct http_stats *out);
+
+#endif

@@ -1,0 +1,104 @@
+/*
+ * protostuff — decoders for the bytes SeaTunnel writes with protostuff 1.8.0
+ * (shared/fixtures/protostuff/README.md is the ground truth):
+ *
+ *   - checkpoint files: PipelineState{jobId, pipelineId, checkpointId,
+ *     states = CompletedCheckpoint{...}};
+ *   - IMap WAL files: records of a 12-byte header (little-endian int32
+ *     payload length + 8 zero bytes) and an IMapFileData payload.
+ *
+ * Pure functions of (bytes, length): no I/O, no allocation unless said,
+ * thread-safe.  Hostile input gives -EPROTO (or -EOVERFLOW for absurd
+ * lengths/depths), never a crash or a read out of bounds.
+ */
+#ifndef STFS_PROTOSTUFF_H
+#define STFS_PROTOSTUFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+/* CheckpointType, normalised over both ordinal tables (2.3.3 changed them) */
+enum ckpt_type {
+	CKPT_CHECKPOINT = 0,
+	CKPT_SCHEMA_CHANGE_BEFORE,
+	CKPT_SCHEMA_CHANGE_AFTER,
+	CKPT_SAVEPOINT,
+	CKPT_COMPLETED,
+	CKPT_TYPE_UNKNOWN,
+};
+
+/** "checkpoint", "schema-change-before-point", ..., "savepoint", "completed-point", "unknown" */
+const char *ckpt_type_name(int type);
+
+struct pstuff_ckpt {
+	char job_id[24];       /* PipelineState.jobId (truncated if longer) */
+	int32_t pipeline_id;   /* PipelineState.pipelineId */
+	int64_t checkpoint_id; /* PipelineState.checkpointId */
+	uint64_t states_len;   /* length of PipelineState.states */
+	bool has_states;       /* CompletedCheckpoint fields below are valid */
+	int64_t cc_job_id;
+	int64_t trigger_ts;    /* ms */
+	int64_t completed_ts;  /* ms */
+	int type_ordinal;      /* raw ordinal on the wire, -1 if absent */
+	int type;              /* enum ckpt_type */
+	int table;             /* 0: unknown, 1: 2.3.0-2.3.2 (3 values), 2: 2.3.3+ (5 values) */
+	bool is_restored;      /* field 9 (2.3.3+) */
+	unsigned n_actions;    /* entries of taskStates (full decode only) */
+};
+
+/**
+ * Decode a whole checkpoint file.  0 and *out filled; -EPROTO when the
+ * bytes are not a PipelineState/CompletedCheckpoint.
+ */
+int pstuff_decode_ckpt(const uint8_t *p, size_t n, struct pstuff_ckpt *out);
+
+/**
+ * Decode from the first `head_len` bytes of a file of `total` bytes, plus
+ * its last two bytes `tail` (for field 9, which tells the ordinal table):
+ * enough for the type without reading a large state.  Returns as
+ * pstuff_decode_ckpt; -EAGAIN when `head` is too short to reach field 5.
+ */
+int pstuff_decode_ckpt_head(const uint8_t *head, size_t head_len,
+			    const uint8_t tail[2], uint64_t total,
+			    struct pstuff_ckpt *out);
+
+/**
+ * Render a checkpoint file as the JSON structure of
+ * shared/fixtures/protostuff/expected.json ("content" member), for tests
+ * and the `cat`-able decoded view.  0; -EPROTO; -EFBIG/-ENOMEM from out.
+ */
+int pstuff_ckpt_to_json(const uint8_t *p, size_t n, struct buf *out);
+
+/* ---- WAL */
+
+struct wal_record {
+	uint64_t offset;         /* of the 12-byte header */
+	uint32_t payload_len;
+	bool deleted;
+	const uint8_t *key;      /* borrowed from the input */
+	size_t key_len;
+	const char *key_class;   /* NOT NUL-terminated; key_class_len bytes */
+	size_t key_class_len;
+	const uint8_t *value;    /* NULL for tombstones */
+	size_t value_len;
+	const char *value_class; /* NULL for tombstones */
+	size_t value_class_len;
+	int64_t timestamp;       /* ms */
+};
+
+typedef int (*wal_record_fn)(void *cookie, const struct wal_record *rec);
+
+/**
+ * Walk the records of one WAL file as SeaTunnel's reader does: stop
+ * silently at a truncated tail (*tail_bytes receives how many trailing
+ * bytes were not a whole record).  A record whose payload does not decode
+ * is counted in *bad and skipped.  Returns 0 (fn's non-zero stops early),
+ * or -EPROTO when the header itself is garbage.
+ */
+int wal_walk(const uint8_t *p, size_t n, wal_record_fn fn, void *cookie,
+	     uint64_t *tail_bytes, uint64_t *bad);
+
+#endif
