@@ -22,6 +22,7 @@
 #ifndef STFS_BACKEND_H
 #define STFS_BACKEND_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -107,6 +108,13 @@ struct be_ops {
 	 */
 	int (*remove_many)(struct backend *be, const char *const *paths,
 			   size_t n, int *results);
+	/**
+	 * Optional (NULL: the store has no real directories, nothing to do;
+	 * be_rmdir() then returns 0).  Remove one EMPTY directory, such as
+	 * an emptied <jobId>/ on local or HDFS storage.  0; -ENOENT;
+	 * -ENOTEMPTY; -ENOTDIR; -EINVAL for "" (the namespace itself)...
+	 */
+	int (*rmdir)(struct backend *be, const char *path);
 };
 
 struct backend {
@@ -115,7 +123,9 @@ struct backend {
 	char *uri;
 	const struct stfs_conf *conf;
 	struct be_stats stats;
-	/* health, for .stfs/health; protected by health_lock */
+	/* health, for .stfs/health; protected by health_lock (set up by
+	 * be_open; backends only call be_note_error/be_note_ok) */
+	pthread_mutex_t health_lock;
 	int last_err;
 	int64_t last_err_ms, last_ok_ms;
 	char last_err_msg[160];
@@ -127,6 +137,12 @@ struct backend {
  */
 int be_open(const char *uri, const struct stfs_conf *conf,
 	    struct backend **out);
+/**
+ * Like be_open() with the ops table given (tests' fakes, or a caller that
+ * already knows the backend).  Same returns.
+ */
+int be_open_ops(const struct be_ops *ops, const char *uri,
+		const struct stfs_conf *conf, struct backend **out);
 /** Destroy and free; NULL is a no-op. */
 void be_close(struct backend *be);
 
@@ -140,6 +156,14 @@ int be_remove(struct backend *be, const char *path);
 /** remove_many when the backend has it, else remove() one by one. */
 int be_remove_many(struct backend *be, const char *const *paths, size_t n,
 		   int *results);
+
+/**
+ * Remove one empty directory (ops->rmdir).  0 when the backend has no
+ * directories (slot NULL); -EROFS when the backend cannot delete at all
+ * (ops->remove is NULL); else what ops->rmdir returned.  Counted as a
+ * remove.
+ */
+int be_rmdir(struct backend *be, const char *path);
 
 /** Record a failure/success for .stfs/health (called by backends). */
 void be_note_error(struct backend *be, int err, const char *fmt, ...)

@@ -59,6 +59,7 @@ enum cat_kind {
 	CAT_STRAY = 4,  /* under <jobId>/ but fits no layout */
 };
 
+/* `key` and `name` are owned by the catalog: `name` points into `key`. */
 struct cat_obj {
 	char *key;        /* backend path, relative to the namespace */
 	char *name;       /* path below its directory in the tree: the file
@@ -121,7 +122,9 @@ struct catalog {
 	struct cat_obj *objs;   /* owner of every object */
 	size_t n_objs;
 	uint64_t bytes;
-	size_t n_ignored;       /* entries of the namespace that are not jobs */
+	size_t n_ignored;       /* entries of the namespace that are not jobs
+				   (hostile keys and duplicates included) */
+	char *pool;             /* private: the strings of objs and jobs */
 };
 
 /** One entry fed to the builder (tests use this without a backend). */
@@ -138,16 +141,25 @@ struct cat_entry {
  */
 int catalog_from_entries(const struct cat_entry *ents, size_t n,
 			 struct catalog **out);
-/** List the backend's namespace recursively and build. 0 or -errno. */
+/**
+ * List the backend's namespace recursively and build.  0 or -errno.  A
+ * namespace that does not exist (yet) is an empty catalog, not -ENOENT.
+ */
 int catalog_build(struct backend *be, struct catalog **out);
 /** Build the catalog of one job only (fresh listing of <jobId>/ and
- * savepoint/<jobId>/), for decisions that must not use a stale view. */
+ * savepoint/<jobId>/), for decisions that must not use a stale view.
+ * Missing directories are fine (the catalog then has no such job);
+ * -EINVAL when job_id is not a job id; else -errno of a listing. */
 int catalog_build_job(struct backend *be, const char *job_id,
 		      struct catalog **out);
 
+/** Take a reference (atomic; any thread).  Returns c.  NULL-safe. */
 struct catalog *catalog_get(struct catalog *c);
+/** Drop a reference; the last one frees everything.  NULL-safe. */
 void catalog_put(struct catalog *c);
 
+/* Lookups (binary search); NULL when absent.  Results live as long as the
+ * caller's reference on the catalog. */
 const struct cat_job *catalog_find(const struct catalog *c, const char *id);
 const struct cat_pipe *cat_job_pipe(const struct cat_job *j, int32_t pid);
 const struct cat_ckpt *cat_pipe_ckpt(const struct cat_pipe *p, int64_t cid);

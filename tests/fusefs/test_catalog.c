@@ -1,0 +1,496 @@
+/*
+ * Unit tests for fusefs/catalog.c: classification, grouping, sums and
+ * restore-point selection (from entries), and building over the fake
+ * backend with paging and faults.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "catalog.h"
+#include "fakes/fake_backend.h"
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+#define MS	 1000000LL /* ns per ms */
+
+static struct catalog *build(const struct cat_entry *e, size_t n)
+{
+	struct catalog *c = NULL;
+
+	assert_int_equal(catalog_from_entries(e, n, &c), 0);
+	assert_non_null(c);
+	return c;
+}
+
+static void test_catalog_real_layout_groups(void **state)
+{
+	static const struct cat_entry e[] = {
+		{"10/1700000000300-5-1-3.ser", 30, 3 * MS},
+		{"10/1700000000100-5-1-1.ser", 10, 1 * MS},
+		{"10/1700000000200-7-1-2.ser", 20, 2 * MS},
+		{"10/1700000000250-7-2-1.ser", 5, 4 * MS},
+		{"9/1700000000000-1-1-1.ser", 1, 1 * MS},
+	};
+	struct catalog *c = build(e, NELEM(e));
+	const struct cat_job *j;
+	const struct cat_pipe *p;
+	const struct cat_ckpt *ck;
+
+	(void)state;
+	assert_int_equal(c->n_jobs, 2);
+	assert_string_equal(c->jobs[0].id, "9"); /* numeric order */
+	assert_string_equal(c->jobs[1].id, "10");
+	assert_int_equal(c->n_objs, 5);
+	assert_int_equal(c->bytes, 66);
+	assert_int_equal(c->n_ignored, 0);
+	assert_int_equal(c->refs, 1);
+
+	j = catalog_find(c, "10");
+	assert_non_null(j);
+	assert_ptr_equal(j, &c->jobs[1]);
+	assert_true(j->in_ckpt_dir);
+	assert_false(j->in_sp_dir);
+	assert_int_equal(j->n_pipes, 2);
+	assert_int_equal(j->bytes, 65);
+	assert_int_equal(j->n_objs, 4);
+	assert_int_equal(j->n_tmp, 0);
+	assert_int_equal(j->newest_mtime_ns, 4 * MS);
+	assert_int_equal(j->newest_ckpt_ms, 1700000000300LL);
+
+	p = cat_job_pipe(j, 1);
+	assert_non_null(p);
+	assert_int_equal(p->n_ckpts, 3);
+	assert_int_equal(p->ckpts[0].id, 1);
+	assert_int_equal(p->ckpts[1].id, 2);
+	assert_int_equal(p->ckpts[2].id, 3);
+	assert_int_equal(p->bytes, 60);
+	assert_non_null(p->restore);
+	assert_string_equal(p->restore->name, "1700000000300-5-1-3.ser");
+	assert_string_equal(p->restore->key, "10/1700000000300-5-1-3.ser");
+	assert_int_equal(p->restore->kind, CAT_REAL);
+	assert_int_equal(p->restore_ckpt, 3);
+	assert_true(p->restore->restore_point);
+	ck = cat_pipe_ckpt(p, 3);
+	assert_non_null(ck);
+	assert_true(ck->restore_point);
+	assert_false(ck->doc);
+	assert_false(ck->only_tmp);
+	assert_int_equal(ck->bytes, 30);
+	assert_false(cat_pipe_ckpt(p, 1)->restore_point);
+	assert_false(cat_pipe_ckpt(p, 1)->objs[0]->restore_point);
+	assert_null(cat_pipe_ckpt(p, 4));
+	assert_null(cat_job_pipe(j, 3));
+
+	p = cat_job_pipe(j, 2);
+	assert_non_null(p);
+	assert_int_equal(p->restore_ckpt, 1);
+	assert_null(catalog_find(c, "11"));
+	assert_null(catalog_find(c, "010"));
+	catalog_put(c);
+}
+
+/* the engine picks by write timestamp, not by checkpoint id */
+static void test_catalog_restore_point_by_timestamp(void **state)
+{
+	static const struct cat_entry e[] = {
+		/* checkpoint 9 written before checkpoint 2 (after a restore,
+		 * ids restart from an older run's counter) */
+		{"5/1000-1-1-9.ser", 1, 0},
+		{"5/2000-1-1-2.ser", 1, 0},
+		/* a newer in-flight tmp must not be the restore point */
+		{"5/3000-1-1-3.sertmp", 1, 9 * MS},
+	};
+	struct catalog *c = build(e, NELEM(e));
+	const struct cat_pipe *p = cat_job_pipe(catalog_find(c, "5"), 1);
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(p->n_ckpts, 3);
+	assert_int_equal(p->restore_ckpt, 2);
+	assert_string_equal(p->restore->name, "2000-1-1-2.ser");
+	assert_false(cat_pipe_ckpt(p, 3)->restore_point);
+	assert_true(cat_pipe_ckpt(p, 3)->only_tmp);
+	assert_false(cat_pipe_ckpt(p, 3)->objs[0]->restore_point);
+	assert_int_equal(catalog_find(c, "5")->n_tmp, 1);
+	/* newest mtime counts the tmp; newest finished ckpt does not */
+	assert_int_equal(catalog_find(c, "5")->newest_mtime_ns, 9 * MS);
+	assert_int_equal(catalog_find(c, "5")->newest_ckpt_ms, 2000);
+	catalog_put(c);
+}
+
+static void test_catalog_restore_point_tie_takes_greater_name(void **state)
+{
+	static const struct cat_entry e[] = {
+		{"5/2000-100-1-4.ser", 1, 0},
+		{"5/2000-99-1-5.ser", 1, 0}, /* "2000-99" > "2000-10" */
+		{"5/1999-999-1-6.ser", 1, 0},
+	};
+	struct catalog *c = build(e, NELEM(e));
+	const struct cat_pipe *p = cat_job_pipe(catalog_find(c, "5"), 1);
+
+	(void)state;
+	assert_non_null(p->restore);
+	assert_string_equal(p->restore->name, "2000-99-1-5.ser");
+	assert_int_equal(p->restore_ckpt, 5);
+	catalog_put(c);
+}
+
+static void test_catalog_only_tmp_has_no_restore_point(void **state)
+{
+	static const struct cat_entry e[] = {
+		{"5/2000-1-1-1.sertmp", 1, 0},
+	};
+	struct catalog *c = build(e, NELEM(e));
+	const struct cat_pipe *p = cat_job_pipe(catalog_find(c, "5"), 1);
+
+	(void)state;
+	assert_null(p->restore);
+	assert_int_equal(p->restore_ckpt, -1);
+	assert_true(p->ckpts[0].only_tmp);
+	assert_int_equal(catalog_find(c, "5")->newest_ckpt_ms, 0);
+	catalog_put(c);
+}
+
+static void test_catalog_doc_layout(void **state)
+{
+	static const struct cat_entry e[] = {
+		{"7/1/2/task-1/state-data", 10, 5 * MS},
+		{"7/1/2/task-0/state-data", 11, 6 * MS},
+		{"7/1/10/task-0/state-data", 12, 4 * MS},
+		{"7/1/1/task-0/state-data", 13, 2 * MS},
+		{"7/2/1/a/b/c", 1, 1 * MS},
+	};
+	struct catalog *c = build(e, NELEM(e));
+	const struct cat_job *j = catalog_find(c, "7");
+	const struct cat_pipe *p;
+	const struct cat_ckpt *ck;
+
+	(void)state;
+	assert_non_null(j);
+	assert_int_equal(j->n_pipes, 2);
+	assert_int_equal(j->n_strays, 0);
+	p = cat_job_pipe(j, 1);
+	assert_int_equal(p->n_ckpts, 3);
+	assert_int_equal(p->ckpts[0].id, 1);
+	assert_int_equal(p->ckpts[1].id, 2);
+	assert_int_equal(p->ckpts[2].id, 10); /* numeric, not "10" < "2" */
+	assert_int_equal(p->restore_ckpt, 10);
+	assert_string_equal(p->restore->name, "task-0/state-data");
+	ck = cat_pipe_ckpt(p, 2);
+	assert_true(ck->doc);
+	assert_int_equal(ck->n_objs, 2);
+	assert_string_equal(ck->objs[0]->name, "task-0/state-data");
+	assert_string_equal(ck->objs[1]->name, "task-1/state-data");
+	assert_int_equal(ck->objs[0]->kind, CAT_DOC);
+	assert_int_equal(ck->objs[0]->pipeline_id, 1);
+	assert_int_equal(ck->objs[0]->checkpoint_id, 2);
+	assert_int_equal(ck->bytes, 21);
+	assert_int_equal(ck->newest_mtime_ns, 6 * MS);
+	assert_false(ck->restore_point);
+	assert_false(ck->objs[0]->restore_point);
+	assert_true(cat_pipe_ckpt(p, 10)->restore_point);
+	assert_true(cat_pipe_ckpt(p, 10)->objs[0]->restore_point);
+	assert_string_equal(cat_job_pipe(j, 2)->restore->name, "a/b/c");
+	assert_int_equal(j->newest_ckpt_ms, 6);
+	catalog_put(c);
+}
+
+/* a pipeline with both layouts: the real rule wins */
+static void test_catalog_mixed_layout_prefers_real(void **state)
+{
+	static const struct cat_entry e[] = {
+		{"7/1/99/task-0/state-data", 1, 9 * MS},
+		{"7/1000-1-1-3.ser", 1, 1 * MS},
+		{"7/1000-1-1-99.ser", 1, 1 * MS}, /* same ckpt as doc data */
+		{"7/900-1-1-4.ser", 1, 1 * MS},
+	};
+	struct catalog *c = build(e, NELEM(e));
+	const struct cat_pipe *p = cat_job_pipe(catalog_find(c, "7"), 1);
+	const struct cat_ckpt *ck;
+
+	(void)state;
+	assert_int_equal(p->n_ckpts, 3);
+	assert_string_equal(p->restore->name, "1000-1-1-99.ser");
+	assert_int_equal(p->restore_ckpt, 99);
+	ck = cat_pipe_ckpt(p, 99);
+	assert_int_equal(ck->n_objs, 2);
+	assert_false(ck->doc);
+	/* only the real object is the restore point */
+	assert_string_equal(ck->objs[0]->name, "1000-1-1-99.ser");
+	assert_true(ck->objs[0]->restore_point);
+	assert_string_equal(ck->objs[1]->name, "task-0/state-data");
+	assert_false(ck->objs[1]->restore_point);
+	catalog_put(c);
+}
+
+static void test_catalog_strays_and_ignored(void **state)
+{
+	static const struct cat_entry e[] = {
+		{"8/notes.txt", 3, 0},	     /* stray */
+		{"8/1-1-1-1.ser.bak", 3, 0}, /* stray */
+		{"8/1/2", 3, 0},	     /* stray: no name below */
+		{"8/01/2/x", 3, 0},	     /* stray: not canonical */
+		{"8/1/x/y", 3, 0},	     /* stray */
+		{"8/sub/1-1-1-1.ser", 3, 0}, /* stray */
+		{"README", 1, 0},	     /* ignored: top file */
+		{"abc/1-1-1-1.ser", 1, 0},   /* ignored: not a job */
+		{"08/1-1-1-1.ser", 1, 0},    /* ignored: leading 0 */
+		{"savepoint/x/1/y", 1, 0},   /* ignored */
+		{"savepoint/12", 1, 0},	     /* ignored */
+		{"12", 1, 0},		     /* ignored */
+		{"8/", 0, 0},		     /* marker: skipped */
+		{"savepoint/", 0, 0},	     /* marker: skipped */
+	};
+	struct catalog *c = build(e, NELEM(e));
+	const struct cat_job *j = catalog_find(c, "8");
+
+	(void)state;
+	assert_int_equal(c->n_jobs, 1);
+	assert_non_null(j);
+	assert_int_equal(j->n_pipes, 0);
+	assert_int_equal(j->n_strays, 6);
+	assert_true(j->in_ckpt_dir);
+	assert_string_equal(j->strays[0]->name, "01/2/x");
+	assert_string_equal(j->strays[1]->name, "1-1-1-1.ser.bak");
+	assert_string_equal(j->strays[2]->name, "1/2");
+	assert_string_equal(j->strays[3]->name, "1/x/y");
+	assert_string_equal(j->strays[4]->name, "notes.txt");
+	assert_string_equal(j->strays[5]->name, "sub/1-1-1-1.ser");
+	assert_int_equal(j->strays[5]->kind, CAT_STRAY);
+	assert_int_equal(j->bytes, 18);
+	assert_int_equal(j->newest_ckpt_ms, 0);
+	assert_int_equal(c->n_ignored, 6);
+	catalog_put(c);
+}
+
+static void test_catalog_hostile_keys_ignored(void **state)
+{
+	static const struct cat_entry e[] = {
+		{"9/../1-1-1-1.ser", 1, 0},
+		{"9/./1-1-1-1.ser", 1, 0},
+		{"../9/1-1-1-1.ser", 1, 0},
+		{"9//1-1-1-1.ser", 1, 0},
+		{"/9/1-1-1-1.ser", 1, 0},
+		{"9/1-1-1-1.ser\n", 1, 0},
+		{"9/a\x7f", 1, 0},
+		{"9/a\tb", 1, 0},
+		{"savepoint/9/..", 1, 0},
+		{"", 1, 0},
+		{NULL, 1, 0},
+		{"9/1-1-1-1.ser", 1, 0},
+		{"9/1-1-1-1.ser", 1, 0}, /* duplicate */
+	};
+	struct catalog *c = build(e, NELEM(e));
+	const struct cat_job *j = catalog_find(c, "9");
+
+	(void)state;
+	assert_int_equal(c->n_objs, 1);
+	assert_int_equal(c->n_ignored, 12);
+	assert_non_null(j);
+	assert_int_equal(j->n_objs, 1);
+	assert_int_equal(j->n_strays, 0);
+	assert_string_equal(j->pipes[0].ckpts[0].objs[0]->key, "9/1-1-1-1.ser");
+	catalog_put(c);
+}
+
+static void test_catalog_savepoint_only_job(void **state)
+{
+	static const struct cat_entry e[] = {
+		{"savepoint/42/1700000000000/1/task-0/state-data", 5, 2 * MS},
+		{"savepoint/42/7/_metadata.ser", 6, 3 * MS},
+		{"savepoint/43/x", 1, 0},
+		{"43/1-1-1-1.ser", 1, 0},
+	};
+	struct catalog *c = build(e, NELEM(e));
+	const struct cat_job *j = catalog_find(c, "42");
+
+	(void)state;
+	assert_int_equal(c->n_jobs, 2);
+	assert_non_null(j);
+	assert_false(j->in_ckpt_dir);
+	assert_true(j->in_sp_dir);
+	assert_int_equal(j->n_pipes, 0);
+	assert_int_equal(j->n_sp, 2);
+	assert_string_equal(j->sp_objs[0]->name,
+			    "1700000000000/1/task-0/state-data");
+	assert_string_equal(j->sp_objs[1]->name, "7/_metadata.ser");
+	assert_int_equal(j->sp_objs[1]->kind, CAT_DOC_SP);
+	assert_int_equal(j->bytes, 11);
+	assert_int_equal(j->newest_mtime_ns, 3 * MS);
+	j = catalog_find(c, "43");
+	assert_true(j->in_ckpt_dir);
+	assert_true(j->in_sp_dir);
+	assert_int_equal(j->n_sp, 1);
+	assert_int_equal(j->n_pipes, 1);
+	catalog_put(c);
+}
+
+/* a documented name equal to a real one must not show twice */
+static void test_catalog_doc_name_collision_becomes_stray(void **state)
+{
+	static const struct cat_entry e[] = {
+		{"3/1-1-1-5.ser", 1, 0},
+		{"3/1/5/1-1-1-5.ser", 2, 0},
+	};
+	struct catalog *c = build(e, NELEM(e));
+	const struct cat_job *j = catalog_find(c, "3");
+
+	(void)state;
+	assert_int_equal(j->pipes[0].ckpts[0].n_objs, 1);
+	assert_int_equal(j->pipes[0].ckpts[0].objs[0]->kind, CAT_REAL);
+	assert_int_equal(j->n_strays, 1);
+	assert_string_equal(j->strays[0]->name, "1/5/1-1-1-5.ser");
+	catalog_put(c);
+}
+
+static void test_catalog_empty_and_refcount(void **state)
+{
+	struct catalog *c = build(NULL, 0);
+
+	(void)state;
+	assert_int_equal(c->n_jobs, 0);
+	assert_null(catalog_find(c, "1"));
+	assert_ptr_equal(catalog_get(c), c);
+	assert_int_equal(c->refs, 2);
+	catalog_put(c);
+	assert_int_equal(c->refs, 1);
+	catalog_put(c);
+	catalog_put(NULL);
+	assert_null(catalog_get(NULL));
+}
+
+/* ---- over the fake backend */
+
+static struct backend *fake_with_tree(void)
+{
+	struct backend *be = NULL;
+
+	assert_int_equal(fake_be_open(&be), 0);
+	assert_int_equal(fake_be_add_str(be, "11/1000-1-1-1.ser", "a", 1), 0);
+	assert_int_equal(fake_be_add_str(be, "11/2000-1-1-2.ser", "bb", 2), 0);
+	assert_int_equal(fake_be_add_str(be, "11/2001-1-2-2.sertmp", "c", 3),
+			 0);
+	assert_int_equal(fake_be_add_str(be, "12/1/1/t/state-data", "dd", 4),
+			 0);
+	assert_int_equal(
+		fake_be_add_str(be, "savepoint/11/77/1/t/state-data", "e", 5),
+		0);
+	assert_int_equal(fake_be_add_str(be, "savepoint/13/x", "f", 6), 0);
+	assert_int_equal(fake_be_add_str(be, "other/file", "g", 7), 0);
+	return be;
+}
+
+static void test_catalog_build_paged(void **state)
+{
+	struct backend *be = fake_with_tree();
+	struct catalog *c = NULL;
+	const struct cat_job *j;
+
+	(void)state;
+	fake_be_set_page_size(be, 2);
+	assert_int_equal(catalog_build(be, &c), 0);
+	/* 7 files at 2 per page: 4 pages */
+	assert_int_equal(fake_be_calls(be, FAKE_LIST), 4);
+	assert_int_equal(c->n_jobs, 3);
+	assert_int_equal(c->n_objs, 6);
+	assert_int_equal(c->n_ignored, 1);
+	j = catalog_find(c, "11");
+	assert_int_equal(j->n_pipes, 2);
+	assert_int_equal(j->n_sp, 1);
+	assert_int_equal(j->n_tmp, 1);
+	assert_int_equal(j->bytes, 5);
+	assert_int_equal(j->newest_mtime_ns, 5);
+	assert_string_equal(cat_job_pipe(j, 1)->restore->key,
+			    "11/2000-1-1-2.ser");
+	assert_null(cat_job_pipe(j, 2)->restore);
+	assert_int_equal(cat_job_pipe(catalog_find(c, "12"), 1)->restore_ckpt,
+			 1);
+	assert_false(catalog_find(c, "13")->in_ckpt_dir);
+	catalog_put(c);
+	be_close(be);
+}
+
+static void test_catalog_build_errors(void **state)
+{
+	struct backend *be = fake_with_tree();
+	struct catalog *c = NULL;
+
+	(void)state;
+	fake_be_set_page_size(be, 3);
+	/* a failing listing fails the build, with its errno */
+	assert_int_equal(fake_be_fail(be, FAKE_LIST, "", -EIO), 0);
+	assert_int_equal(catalog_build(be, &c), -EIO);
+	assert_null(c);
+	fake_be_clear_faults(be);
+	/* a namespace that does not exist yet is empty */
+	assert_int_equal(fake_be_fail(be, FAKE_LIST, "", -ENOENT), 0);
+	assert_int_equal(catalog_build(be, &c), 0);
+	assert_int_equal(c->n_jobs, 0);
+	catalog_put(c);
+	be_close(be);
+}
+
+static void test_catalog_build_job(void **state)
+{
+	struct backend *be = fake_with_tree();
+	struct catalog *c = NULL;
+	const struct cat_job *j;
+
+	(void)state;
+	fake_be_set_page_size(be, 1);
+	assert_int_equal(catalog_build_job(be, "11", &c), 0);
+	assert_int_equal(c->n_jobs, 1);
+	j = catalog_find(c, "11");
+	assert_non_null(j);
+	assert_int_equal(j->n_objs, 4);
+	assert_int_equal(j->n_sp, 1);
+	assert_string_equal(j->sp_objs[0]->key,
+			    "savepoint/11/77/1/t/state-data");
+	assert_string_equal(cat_job_pipe(j, 1)->restore->key,
+			    "11/2000-1-1-2.ser");
+	catalog_put(c);
+
+	/* savepoint-only job: the missing <jobId>/ is fine */
+	assert_int_equal(catalog_build_job(be, "13", &c), 0);
+	assert_int_equal(catalog_find(c, "13")->n_sp, 1);
+	catalog_put(c);
+	/* nothing at all */
+	assert_int_equal(catalog_build_job(be, "14", &c), 0);
+	assert_int_equal(c->n_jobs, 0);
+	catalog_put(c);
+
+	assert_int_equal(catalog_build_job(be, "../11", &c), -EINVAL);
+	assert_int_equal(catalog_build_job(be, "011", &c), -EINVAL);
+	assert_int_equal(fake_be_fail(be, FAKE_LIST, "savepoint/11", -EIO), 0);
+	assert_int_equal(catalog_build_job(be, "11", &c), -EIO);
+	assert_null(c);
+	be_close(be);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_catalog_real_layout_groups),
+		cmocka_unit_test(test_catalog_restore_point_by_timestamp),
+		cmocka_unit_test(
+			test_catalog_restore_point_tie_takes_greater_name),
+		cmocka_unit_test(test_catalog_only_tmp_has_no_restore_point),
+		cmocka_unit_test(test_catalog_doc_layout),
+		cmocka_unit_test(test_catalog_mixed_layout_prefers_real),
+		cmocka_unit_test(test_catalog_strays_and_ignored),
+		cmocka_unit_test(test_catalog_hostile_keys_ignored),
+		cmocka_unit_test(test_catalog_savepoint_only_job),
+		cmocka_unit_test(test_catalog_doc_name_collision_becomes_stray),
+		cmocka_unit_test(test_catalog_empty_and_refcount),
+		cmocka_unit_test(test_catalog_build_paged),
+		cmocka_unit_test(test_catalog_build_errors),
+		cmocka_unit_test(test_catalog_build_job),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
