@@ -68,7 +68,7 @@ struct engine_job {
 	size_t json_len;
 	char *metrics_json; /* the "metrics" object, compact + "\n"; "{}\n" if absent */
 	size_t metrics_json_len;
-	json_t *metrics;   /* the parsed "metrics" object (borrowed; read-only) */
+	json_t *metrics;   /* the parsed "metrics" object (borrowed; read-only), or NULL */
 	int *pipelines;    /* pipeline ids from jobDag.pipelineEdges, sorted */
 	size_t n_pipelines;
 };
@@ -83,6 +83,10 @@ struct engine_snap {
 	struct engine_job *jobs; /* sorted by id (numeric order) */
 	size_t n_jobs;
 	json_t *root_running, *root_finished; /* owners of the jobs' json_t */
+	/* private: when non-NULL, `jobs` and the roots belong to this older
+	 * snapshot (a failed fetch re-serving the last-known jobs); a ref is
+	 * held on it and dropped with this one. */
+	struct engine_snap *owner;
 };
 
 struct engine;
@@ -127,18 +131,25 @@ void engine_get_stats(struct engine *e, struct engine_stats *out);
 
 /**
  * Parse a job list: a plain JSON array or the paged form {"data":[...],
- * "total":N}.  Appends to *jobs/*n (realloc'd), taking references into
- * `*root` (the caller keeps *root alive as long as the jobs, then
- * json_decref's it).  `running` marks the jobs.  *total receives "total"
- * or -1 for the plain form.  0, -EPROTO (not a list / bad JSON; msg says
- * why), -ENOMEM.
+ * "total":N}.  Appends to *jobs and *n (realloc'd; entries whose jobId is not
+ * 1-19 digits, or that are not objects, are skipped with a log_warn).
+ * `*root` is a JSON array holding a reference to every accepted job object:
+ * created when NULL on entry, appended to otherwise (so pages accumulate);
+ * the caller keeps it alive as long as the jobs, then json_decref's it.
+ * `running` marks the jobs.  *total receives "total" (the array size when
+ * "total" is missing or bad) or -1 for the plain form.  0, -EPROTO (not a
+ * list / bad JSON / error body; msg says why), -ENOMEM.  Duplicate ids are
+ * kept here; the client drops them when merging.
  */
 int engine_parse_job_list(const char *txt, size_t len, bool running,
 			  json_t **root, struct engine_job **jobs, size_t *n,
 			  long *total, char *msg, size_t msgsz);
 /**
- * Parse one job object (job-info answer).  -ENOENT when it holds only
- * "jobId"; -EPROTO when it is an error body or not an object.
+ * Parse one job object (job-info answer).  0 with *root = the document
+ * (json_decref it after `out`'s metrics are no longer used) and `out`
+ * filled (running = the object has no "finishTime"); -ENOENT when it holds
+ * only "jobId"; -EPROTO when it is an error body (msg has its message),
+ * not an object, or has no valid jobId; -ENOMEM.  *root is NULL on error.
  */
 int engine_parse_job_object(const char *txt, size_t len, json_t **root,
 			    struct engine_job *out, char *msg, size_t msgsz);

@@ -34,6 +34,7 @@ struct http_req {
 	const char *userpwd;          /* "user:password" for basic auth, or NULL (secret) */
 	const char *aws_sigv4;        /* CURLOPT_AWS_SIGV4 provider string, or NULL */
 	const char *ca_file;          /* CA bundle, or NULL for the system store */
+	bool follow_location;         /* follow redirects (at most 5); default no */
 };
 
 struct http_resp {
@@ -68,11 +69,26 @@ void http_resp_release(struct http_resp *r);
  */
 int http_perform(const struct http_req *req, struct http_resp *resp);
 
-/** Map a CURLcode (as int) to -errno. */
+/**
+ * Map a CURLcode (as int) to -errno: 0 for CURLE_OK; timeout ETIMEDOUT;
+ * resolve EHOSTUNREACH; connect ECONNREFUSED; file size exceeded EFBIG;
+ * aborted by callback EINTR; out of memory ENOMEM; anything else EIO.
+ */
 int http_curl_to_errno(int curlcode);
-/** Map a final HTTP status to 0 (2xx) or -errno: 401/403 EACCES, 404
- * ENOENT, 409 EEXIST, 416 ERANGE, 429/5xx EAGAIN, other 4xx EINVAL... */
+/**
+ * Map a final HTTP status to 0 (2xx) or -errno: 400 EINVAL, 401/403
+ * EACCES, 404/410 ENOENT, 408 ETIMEDOUT, 409/412 EEXIST, 413 EFBIG,
+ * 416 ERANGE, 429 EAGAIN, other 4xx EINVAL, 501 ENOSYS, other 5xx EAGAIN,
+ * 0/1xx/3xx and anything else EIO.
+ */
 int http_status_to_errno(long status);
+
+/**
+ * Copy `url` into `out` (size `outsz`, always NUL-terminated) without the
+ * user-info part ("user:pw@") and without the query string, so that it can
+ * be logged.  Returns `out`.
+ */
+char *http_redact_url(const char *url, char *out, size_t outsz);
 
 /** Statistics for .stfs/stats (atomic counters). */
 struct http_stats {

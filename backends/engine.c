@@ -1,0 +1,788 @@
+/*
+ * engine.c — the SeaTunnel REST v2 client: cached, single-flight job lists.
+ *
+ * Concurrency.  e->lock guards cur, fetching, gen and the raw cache.  At
+ * most one thread fetches the job lists at a time (fetching == true); the
+ * others wait on e->cond for the generation to change, with a deadline of
+ * one fetch, and then take whatever snapshot is current (fresh, failed, or
+ * the old one).  The network is never touched with e->lock held.
+ *
+ * Snapshots are immutable once published and reference-counted with
+ * atomics; e->cur holds one reference.  A failed fetch publishes a snapshot
+ * with err set that re-serves the previous jobs through `owner`.
+ *
+ * Deadlines.  A whole fetch (all base URLs, all pages) runs against one
+ * deadline of conf->timeout_ms; each base URL gets an equal share of what
+ * is left, but at least conf->connect_timeout_ms, so the total stays under
+ * timeout + one connect timeout.
+ */
+#include "engine.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "http.h"
+#include "log.h"
+
+#define ENGINE_LIST_MAX	 ((size_t)256 << 20) /* list answers */
+#define ENGINE_DOC_MAX	 ((size_t)16 << 20)  /* job-info, raw documents */
+#define ENGINE_MAX_PAGES 10000
+#define ENGINE_RAW_SLOTS 16
+#define ENGINE_URL_MAX	 4096
+
+struct raw_entry {
+	char *path; /* NULL: free slot */
+	char *data;
+	size_t len;
+	int64_t mono_ms;
+};
+
+struct engine {
+	char *urls[CONF_MAX_ENGINES]; /* without trailing '/' */
+	size_t n_urls;
+	char *userpwd; /* secret; wiped on free */
+	unsigned timeout_ms, connect_ms, ttl_ms, retries;
+	atomic_size_t preferred; /* index of the URL that last answered */
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;			/* gen changed */
+	struct engine_snap *cur;		/* protected by lock; one ref */
+	bool fetching;				/* protected by lock */
+	uint64_t gen;				/* protected by lock */
+	struct raw_entry raw[ENGINE_RAW_SLOTS]; /* protected by lock */
+
+	_Atomic uint64_t st_requests, st_failures, st_failovers,
+		st_list_fetches, st_cache_hits;
+};
+
+/* Returned when even a failed snapshot cannot be allocated. Never freed. */
+static struct engine_snap oom_snap = {
+	.refs = 1 << 30,
+	.err = -ENOMEM,
+	.errmsg = "out of memory",
+};
+
+/* snprintf that never warns about (intended) truncation. */
+static void fmt_msg(char *dst, size_t sz, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void fmt_msg(char *dst, size_t sz, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!sz)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(dst, sz, fmt, ap);
+	va_end(ap);
+}
+
+static int64_t eng_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t eng_wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- ids */
+
+static bool id_digits(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (n < 1 || n > 19)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return true;
+}
+
+/* Numeric order of two decimal strings. */
+static int id_cmp(const char *a, const char *b)
+{
+	size_t la, lb;
+
+	while (*a == '0' && a[1])
+		a++;
+	while (*b == '0' && b[1])
+		b++;
+	la = strlen(a);
+	lb = strlen(b);
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	return strcmp(a, b);
+}
+
+static int job_cmp(const void *pa, const void *pb)
+{
+	const struct engine_job *a = pa, *b = pb;
+	int c = id_cmp(a->id, b->id);
+
+	if (c)
+		return c;
+	return (int)b->running - (int)a->running; /* running first */
+}
+
+/* ---- snapshots */
+
+static void jobs_free(struct engine_job *jobs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		engine_job_clear(&jobs[i]);
+	free(jobs);
+}
+
+void engine_snap_put(struct engine_snap *s)
+{
+	if (!s || s == &oom_snap)
+		return;
+	if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	if (s->owner) {
+		engine_snap_put(s->owner);
+	} else {
+		jobs_free(s->jobs, s->n_jobs);
+		json_decref(s->root_running);
+		json_decref(s->root_finished);
+	}
+	free(s);
+}
+
+static struct engine_snap *snap_get(struct engine_snap *s)
+{
+	if (s != &oom_snap)
+		__atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+	return s;
+}
+
+const struct engine_job *engine_snap_find(const struct engine_snap *s,
+					  const char *id)
+{
+	size_t lo = 0, hi;
+
+	if (!s || !id || !*id)
+		return NULL;
+	hi = s->n_jobs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = id_cmp(id, s->jobs[mid].id);
+
+		if (!c)
+			return &s->jobs[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+/* ---- lifecycle */
+
+int engine_new(const struct stfs_conf *conf, struct engine **out)
+{
+	struct engine *e;
+	pthread_condattr_t ca;
+	int rc = -ENOMEM;
+
+	*out = NULL;
+	if (!conf || conf->n_engines == 0 || conf->n_engines > CONF_MAX_ENGINES)
+		return -EINVAL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	for (size_t i = 0; i < conf->n_engines; i++) {
+		size_t n;
+
+		if (!conf->engines[i] || !*conf->engines[i]) {
+			rc = -EINVAL;
+			goto fail;
+		}
+		e->urls[i] = strdup(conf->engines[i]);
+		if (!e->urls[i])
+			goto fail;
+		e->n_urls++;
+		n = strlen(e->urls[i]);
+		while (n > 0 && e->urls[i][n - 1] == '/')
+			e->urls[i][--n] = '\0';
+	}
+	if (conf->engine_user && *conf->engine_user) {
+		const char *pw =
+			conf->engine_password ? conf->engine_password : "";
+		size_t n = strlen(conf->engine_user) + strlen(pw) + 2;
+
+		e->userpwd = malloc(n);
+		if (!e->userpwd)
+			goto fail;
+		fmt_msg(e->userpwd, n, "%s:%s", conf->engine_user, pw);
+	}
+	e->timeout_ms = conf->timeout_ms ? conf->timeout_ms : 5000;
+	e->connect_ms =
+		conf->connect_timeout_ms ? conf->connect_timeout_ms : 2000;
+	if (e->connect_ms > e->timeout_ms)
+		e->connect_ms = e->timeout_ms;
+	e->ttl_ms = conf->engine_ttl_ms;
+	e->retries = conf->retries;
+	atomic_init(&e->preferred, 0);
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&e->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	*out = e;
+	return 0;
+fail:
+	for (size_t i = 0; i < CONF_MAX_ENGINES; i++)
+		free(e->urls[i]);
+	free(e);
+	return rc;
+}
+
+void engine_free(struct engine *e)
+{
+	if (!e)
+		return;
+	engine_snap_put(e->cur);
+	for (size_t i = 0; i < ENGINE_RAW_SLOTS; i++) {
+		free(e->raw[i].path);
+		free(e->raw[i].data);
+	}
+	for (size_t i = 0; i < e->n_urls; i++)
+		free(e->urls[i]);
+	if (e->userpwd) {
+		explicit_bzero(e->userpwd, strlen(e->userpwd));
+		free(e->userpwd);
+	}
+	pthread_cond_destroy(&e->cond);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+}
+
+void engine_get_stats(struct engine *e, struct engine_stats *out)
+{
+	out->requests = atomic_load(&e->st_requests);
+	out->failures = atomic_load(&e->st_failures);
+	out->failovers = atomic_load(&e->st_failovers);
+	out->list_fetches = atomic_load(&e->st_list_fetches);
+	out->cache_hits = atomic_load(&e->st_cache_hits);
+}
+
+/* ---- requests */
+
+/*
+ * GET base+path before `deadline`.  0 on a 2xx answer (body in resp);
+ * otherwise -errno (-EAGAIN for an error status, -EPROTO for an answer over
+ * the cap) with `why` saying what happened, URL redacted.
+ */
+static int eng_get(struct engine *e, const char *base, const char *path,
+		   int64_t deadline, size_t max_body, struct http_resp *resp,
+		   char *why, size_t whysz)
+{
+	char url[ENGINE_URL_MAX];
+	int64_t left = deadline - eng_mono_ms();
+	struct http_req req;
+	int rc;
+
+	if (left <= 0) {
+		fmt_msg(why, whysz, "deadline reached");
+		return -ETIMEDOUT;
+	}
+	if ((size_t)snprintf(url, sizeof(url), "%s%s", base, path) >=
+	    sizeof(url)) {
+		fmt_msg(why, whysz, "URL too long");
+		return -EINVAL;
+	}
+	req = (struct http_req){
+		.method = "GET",
+		.url = url,
+		.timeout_ms = (unsigned)left,
+		.connect_timeout_ms =
+			e->connect_ms < left ? e->connect_ms : (unsigned)left,
+		.retries = e->retries,
+		.max_body = max_body,
+		.userpwd = e->userpwd,
+	};
+	atomic_fetch_add(&e->st_requests, 1);
+	rc = http_perform(&req, resp);
+	if (rc) {
+		fmt_msg(why, whysz, "%s", resp->error);
+		return rc == -EFBIG ? -EPROTO : rc;
+	}
+	if (resp->status < 200 || resp->status >= 300) {
+		fmt_msg(why, whysz, "%s", resp->error);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/* Fetch one list (following pages when the answer is the paged form). */
+static int fetch_list(struct engine *e, const char *base, const char *path,
+		      bool running, int64_t deadline, json_t **root,
+		      struct engine_job **jobs, size_t *n, char *why,
+		      size_t whysz)
+{
+	struct http_resp resp;
+	char msg[160], red[256], qpath[128];
+	size_t before = *n, rows;
+	long total = -1, t2;
+	int rc;
+
+	http_resp_init(&resp);
+	rc = eng_get(e, base, path, deadline, ENGINE_LIST_MAX, &resp, why,
+		     whysz);
+	if (rc)
+		goto out;
+	rc = engine_parse_job_list(resp.body.data, resp.body.len, running, root,
+				   jobs, n, &total, msg, sizeof(msg));
+	if (rc) {
+		fmt_msg(why, whysz, "GET %s%s: %s",
+			http_redact_url(base, red, sizeof(red)), path, msg);
+		goto out;
+	}
+	if (total < 0)
+		goto out; /* plain array: that is all */
+	rows = *n - before;
+	if (rows == 0)
+		goto out;
+	for (long page = 2;
+	     page <= ENGINE_MAX_PAGES && (page - 1) * (long)rows < total;
+	     page++) {
+		size_t got = *n;
+
+		fmt_msg(qpath, sizeof(qpath), "%s?page=%ld&rows=%zu", path,
+			page, rows);
+		rc = eng_get(e, base, qpath, deadline, ENGINE_LIST_MAX, &resp,
+			     why, whysz);
+		if (rc == -EAGAIN && resp.status >= 400 && resp.status < 500) {
+			rc = 0; /* past the end (the list shrank) */
+			break;
+		}
+		if (rc)
+			goto out;
+		rc = engine_parse_job_list(resp.body.data, resp.body.len,
+					   running, root, jobs, n, &t2, msg,
+					   sizeof(msg));
+		if (rc) {
+			fmt_msg(why, whysz, "GET %s%s: %s",
+				http_redact_url(base, red, sizeof(red)), qpath,
+				msg);
+			goto out;
+		}
+		if (*n == got || t2 < 0)
+			break;
+	}
+out:
+	http_resp_release(&resp);
+	return rc;
+}
+
+/* Sort by id and drop duplicates, keeping the running entry. */
+static void merge_jobs(struct engine_job *jobs, size_t *n)
+{
+	size_t w = 0;
+
+	if (*n < 2)
+		return;
+	qsort(jobs, *n, sizeof(*jobs), job_cmp);
+	for (size_t r = 0; r < *n; r++) {
+		if (w > 0 && id_cmp(jobs[w - 1].id, jobs[r].id) == 0) {
+			if (jobs[w - 1].running == jobs[r].running)
+				log_warn("engine: job %s listed twice; "
+					 "keeping the first",
+					 jobs[r].id);
+			engine_job_clear(&jobs[r]);
+			continue;
+		}
+		if (w != r)
+			jobs[w] = jobs[r];
+		w++;
+	}
+	*n = w;
+}
+
+static void append_msg(char *dst, size_t dstsz, const char *s)
+{
+	size_t n = strlen(dst), k;
+
+	if (n + 3 >= dstsz)
+		return;
+	if (n) {
+		memcpy(dst + n, "; ", 2);
+		n += 2;
+	}
+	k = strlen(s);
+	if (k > dstsz - 1 - n)
+		k = dstsz - 1 - n;
+	memcpy(dst + n, s, k);
+	dst[n + k] = '\0';
+}
+
+/*
+ * The error to report after several URLs failed: an answer (bad status,
+ * garbage) says more than a transport failure, so it is kept over one.
+ */
+static int pick_err(int prev, int rc)
+{
+	bool prev_answered = prev == -EPROTO || prev == -EAGAIN;
+	bool rc_answered = rc == -EPROTO || rc == -EAGAIN;
+
+	return prev_answered && !rc_answered ? prev : rc;
+}
+
+/* Per-URL budget: an equal share of what is left, at least a connect. */
+static int64_t url_deadline(struct engine *e, int64_t deadline,
+			    size_t left_urls)
+{
+	int64_t now = eng_mono_ms(),
+		budget = (deadline - now) / (int64_t)left_urls;
+
+	if (budget < (int64_t)e->connect_ms)
+		budget = e->connect_ms;
+	return now + budget;
+}
+
+/* One fetch of both lists, failing over across the base URLs. */
+static struct engine_snap *do_fetch(struct engine *e)
+{
+	struct engine_snap *s = calloc(1, sizeof(*s));
+	int64_t deadline;
+	size_t first = atomic_load(&e->preferred);
+	char why[200];
+	int rc = -EIO, err = -EIO;
+
+	if (!s)
+		return NULL;
+	s->refs = 1;
+	s->fetched_mono_ms = eng_mono_ms();
+	deadline = s->fetched_mono_ms + e->timeout_ms;
+	atomic_fetch_add(&e->st_list_fetches, 1);
+	if (first >= e->n_urls)
+		first = 0;
+	for (size_t k = 0; k < e->n_urls; k++) {
+		size_t idx = (first + k) % e->n_urls;
+		const char *base = e->urls[idx];
+		int64_t ud;
+		struct engine_job *jobs = NULL;
+		size_t n = 0;
+		json_t *rr = NULL, *rf = NULL;
+
+		if (k > 0 && eng_mono_ms() >= deadline)
+			break;
+		if (k > 0)
+			atomic_fetch_add(&e->st_failovers, 1);
+		ud = url_deadline(e, deadline, e->n_urls - k);
+		why[0] = '\0';
+		rc = fetch_list(e, base, "/running-jobs", true, ud, &rr, &jobs,
+				&n, why, sizeof(why));
+		if (!rc)
+			rc = fetch_list(e, base, "/finished-jobs/", false, ud,
+					&rf, &jobs, &n, why, sizeof(why));
+		if (rc) {
+			jobs_free(jobs, n);
+			json_decref(rr);
+			json_decref(rf);
+			append_msg(s->errmsg, sizeof(s->errmsg), why);
+			log_debug("engine: %s", why);
+			err = pick_err(err, rc);
+			if (rc == -ENOMEM)
+				break;
+			continue;
+		}
+		merge_jobs(jobs, &n);
+		s->jobs = jobs;
+		s->n_jobs = n;
+		s->root_running = rr;
+		s->root_finished = rf;
+		s->data_ms = eng_wall_ms();
+		s->err = 0;
+		s->errmsg[0] = '\0';
+		http_redact_url(base, s->source, sizeof(s->source));
+		atomic_store(&e->preferred, idx);
+		return s;
+	}
+	s->err = err;
+	if (!s->errmsg[0])
+		fmt_msg(s->errmsg, sizeof(s->errmsg), "engine did not answer");
+	atomic_fetch_add(&e->st_failures, 1);
+	log_warn("engine: cannot list jobs: %s", s->errmsg);
+	return s;
+}
+
+/* Make failed `s` re-serve the jobs of `prev` (lock held). */
+static void carry_over(struct engine_snap *s, struct engine_snap *prev)
+{
+	struct engine_snap *owner;
+
+	if (!prev || prev == &oom_snap)
+		return;
+	owner = prev->owner ? prev->owner : prev;
+	if (!owner->data_ms)
+		return;
+	s->owner = snap_get(owner);
+	s->jobs = owner->jobs;
+	s->n_jobs = owner->n_jobs;
+	s->data_ms = owner->data_ms;
+	fmt_msg(s->source, sizeof(s->source), "%s", owner->source);
+}
+
+static struct engine_snap *failed_snap(int err, const char *msg)
+{
+	struct engine_snap *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return &oom_snap;
+	s->refs = 1;
+	s->err = err;
+	s->fetched_mono_ms = eng_mono_ms();
+	fmt_msg(s->errmsg, sizeof(s->errmsg), "%s", msg);
+	return s;
+}
+
+struct engine_snap *engine_jobs(struct engine *e, unsigned max_age_ms)
+{
+	int64_t age = max_age_ms ? max_age_ms : e->ttl_ms;
+	int64_t wait_deadline = 0;
+	uint64_t gen0 = 0;
+	struct engine_snap *s;
+
+	pthread_mutex_lock(&e->lock);
+	for (;;) {
+		int64_t now = eng_mono_ms();
+
+		if (e->cur && now - e->cur->fetched_mono_ms <= age) {
+			atomic_fetch_add(&e->st_cache_hits, 1);
+			s = snap_get(e->cur);
+			goto out;
+		}
+		if (!e->fetching)
+			break;
+		if (!wait_deadline) {
+			wait_deadline =
+				now + e->timeout_ms + e->connect_ms + 100;
+			gen0 = e->gen;
+		} else if (e->gen != gen0) {
+			/* the flight we waited for landed: take its result */
+			s = e->cur ? snap_get(e->cur)
+				   : failed_snap(-EIO, "no answer");
+			goto out;
+		}
+		if (now >= wait_deadline) {
+			s = e->cur ? snap_get(e->cur)
+				   : failed_snap(-ETIMEDOUT,
+						 "engine refresh still in "
+						 "progress");
+			goto out;
+		}
+		{
+			struct timespec ts = {
+				.tv_sec = wait_deadline / 1000,
+				.tv_nsec = (wait_deadline % 1000) * 1000000L,
+			};
+
+			pthread_cond_timedwait(&e->cond, &e->lock, &ts);
+		}
+	}
+	e->fetching = true;
+	pthread_mutex_unlock(&e->lock);
+
+	s = do_fetch(e);
+
+	pthread_mutex_lock(&e->lock);
+	if (!s) {
+		s = failed_snap(-ENOMEM, "out of memory");
+		if (s == &oom_snap) {
+			e->fetching = false;
+			e->gen++;
+			pthread_cond_broadcast(&e->cond);
+			goto out;
+		}
+	}
+	if (s->err)
+		carry_over(s, e->cur);
+	engine_snap_put(e->cur);
+	e->cur = s;
+	s = snap_get(s);
+	e->fetching = false;
+	e->gen++;
+	pthread_cond_broadcast(&e->cond);
+out:
+	pthread_mutex_unlock(&e->lock);
+	return s;
+}
+
+/* ---- job-info */
+
+void engine_job_release(struct engine_job *j)
+{
+	if (!j)
+		return;
+	json_decref(j->metrics);
+	engine_job_clear(j);
+}
+
+int engine_job_info(struct engine *e, const char *id, struct engine_job *out)
+{
+	int64_t deadline = eng_mono_ms() + e->timeout_ms;
+	size_t first = atomic_load(&e->preferred);
+	char path[64], why[200], msg[160], red[256];
+	struct http_resp resp;
+	int rc = -EIO, err = -EIO;
+	bool done = false;
+
+	memset(out, 0, sizeof(*out));
+	if (!id_digits(id))
+		return -EINVAL;
+	fmt_msg(path, sizeof(path), "/job-info/%s", id);
+	if (first >= e->n_urls)
+		first = 0;
+	http_resp_init(&resp);
+	for (size_t k = 0; k < e->n_urls; k++) {
+		size_t idx = (first + k) % e->n_urls;
+		json_t *root = NULL;
+
+		if (k > 0 && eng_mono_ms() >= deadline)
+			break;
+		if (k > 0)
+			atomic_fetch_add(&e->st_failovers, 1);
+		rc = eng_get(e, e->urls[idx], path,
+			     url_deadline(e, deadline, e->n_urls - k),
+			     ENGINE_DOC_MAX, &resp, why, sizeof(why));
+		if (rc) {
+			log_debug("engine: %s", why);
+			err = pick_err(err, rc);
+			continue;
+		}
+		rc = engine_parse_job_object(resp.body.data, resp.body.len,
+					     &root, out, msg, sizeof(msg));
+		if (rc == -EPROTO) {
+			log_warn(
+				"engine: GET %s%s: %s",
+				http_redact_url(e->urls[idx], red, sizeof(red)),
+				path, msg);
+			err = pick_err(err, rc);
+			continue;
+		}
+		atomic_store(&e->preferred, idx);
+		if (!rc && out->metrics)
+			json_incref(out->metrics);
+		json_decref(root);
+		done = true;
+		break;
+	}
+	if (!done)
+		rc = err;
+	http_resp_release(&resp);
+	if (rc && rc != -ENOENT)
+		atomic_fetch_add(&e->st_failures, 1);
+	return rc;
+}
+
+/* ---- raw documents */
+
+int engine_get_raw(struct engine *e, const char *path, struct buf *out)
+{
+	int64_t now = eng_mono_ms(), deadline = now + e->timeout_ms;
+	size_t first = atomic_load(&e->preferred);
+	struct http_resp resp;
+	char why[200];
+	int rc = -EIO, err = -EIO;
+
+	if (!path || path[0] != '/' || strlen(path) > 1024)
+		return -EINVAL;
+	pthread_mutex_lock(&e->lock);
+	for (size_t i = 0; i < ENGINE_RAW_SLOTS; i++) {
+		struct raw_entry *r = &e->raw[i];
+
+		if (r->path && !strcmp(r->path, path) &&
+		    now - r->mono_ms <= (int64_t)e->ttl_ms) {
+			rc = buf_append(out, r->data, r->len);
+			pthread_mutex_unlock(&e->lock);
+			atomic_fetch_add(&e->st_cache_hits, 1);
+			return rc;
+		}
+	}
+	pthread_mutex_unlock(&e->lock);
+
+	if (first >= e->n_urls)
+		first = 0;
+	http_resp_init(&resp);
+	for (size_t k = 0; k < e->n_urls; k++) {
+		size_t idx = (first + k) % e->n_urls;
+
+		if (k > 0 && eng_mono_ms() >= deadline)
+			break;
+		if (k > 0)
+			atomic_fetch_add(&e->st_failovers, 1);
+		rc = eng_get(e, e->urls[idx], path,
+			     url_deadline(e, deadline, e->n_urls - k),
+			     ENGINE_DOC_MAX, &resp, why, sizeof(why));
+		if (!rc) {
+			atomic_store(&e->preferred, idx);
+			break;
+		}
+		log_debug("engine: %s", why);
+		err = pick_err(err, rc);
+	}
+	if (rc) {
+		rc = err;
+		atomic_fetch_add(&e->st_failures, 1);
+		goto out;
+	}
+	rc = buf_append(out, resp.body.data ? resp.body.data : "",
+			resp.body.len);
+	if (rc)
+		goto out;
+	pthread_mutex_lock(&e->lock);
+	{
+		struct raw_entry *slot = NULL;
+		char *p, *d;
+
+		for (size_t i = 0; i < ENGINE_RAW_SLOTS; i++) {
+			struct raw_entry *r = &e->raw[i];
+
+			if (r->path && !strcmp(r->path, path)) {
+				slot = r;
+				break;
+			}
+			if (!slot || (slot->path &&
+				      (!r->path || r->mono_ms < slot->mono_ms)))
+				slot = r;
+		}
+		p = strdup(path);
+		d = malloc(resp.body.len + 1);
+		if (p && d) {
+			memcpy(d, resp.body.data ? resp.body.data : "",
+			       resp.body.len);
+			d[resp.body.len] = '\0';
+			free(slot->path);
+			free(slot->data);
+			slot->path = p;
+			slot->data = d;
+			slot->len = resp.body.len;
+			slot->mono_ms = now;
+		} else {
+			free(p);
+			free(d);
+		}
+	}
+	pthread_mutex_unlock(&e->lock);
+out:
+	http_resp_release(&resp);
+	return rc;
+}

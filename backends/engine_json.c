@@ -1,0 +1,494 @@
+/*
+ * engine_json.c — pure parsing of SeaTunnel REST v2 answers (jansson).
+ *
+ * No I/O, no globals.  Hostile input is expected: entries that are not
+ * objects, ids that are not 1-19 digits, wrong types, are skipped with a
+ * log_warn; a document that is not JSON or not a list is -EPROTO.  jansson
+ * itself bounds nesting depth (2048) and rejects integers over 64 bits.
+ */
+#include "engine.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "log.h"
+
+/* snprintf that never warns about (intended) truncation. */
+static void fmt_msg(char *dst, size_t sz, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void fmt_msg(char *dst, size_t sz, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!sz)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(dst, sz, fmt, ap);
+	va_end(ap);
+}
+
+static const char *const state_names[JS_COUNT] = {
+	[JS_INITIALIZING] = "INITIALIZING",
+	[JS_CREATED] = "CREATED",
+	[JS_PENDING] = "PENDING",
+	[JS_SCHEDULED] = "SCHEDULED",
+	[JS_RUNNING] = "RUNNING",
+	[JS_FAILING] = "FAILING",
+	[JS_FAILED] = "FAILED",
+	[JS_DOING_SAVEPOINT] = "DOING_SAVEPOINT",
+	[JS_SAVEPOINT_DONE] = "SAVEPOINT_DONE",
+	[JS_CANCELING] = "CANCELING",
+	[JS_CANCELED] = "CANCELED",
+	[JS_FINISHED] = "FINISHED",
+	[JS_UNKNOWABLE] = "UNKNOWABLE",
+	[JS_ORPHAN] = "ORPHAN",
+	[JS_UNKNOWN] = "UNKNOWN",
+};
+
+const char *job_state_name(int state)
+{
+	if (state < 0 || state >= JS_COUNT)
+		return "UNKNOWN";
+	return state_names[state];
+}
+
+int job_state_parse(const char *name)
+{
+	if (!name)
+		return -1;
+	for (int i = 0; i <= JS_UNKNOWABLE; i++)
+		if (!strcasecmp(name, state_names[i]))
+			return i;
+	return -1;
+}
+
+bool job_state_is_end(int state)
+{
+	return state == JS_FAILED || state == JS_SAVEPOINT_DONE ||
+	       state == JS_CANCELED || state == JS_FINISHED ||
+	       state == JS_UNKNOWABLE;
+}
+
+static int two_digits(const char *s, int *v)
+{
+	if (!isdigit((unsigned char)s[0]) || !isdigit((unsigned char)s[1]))
+		return -1;
+	*v = (s[0] - '0') * 10 + (s[1] - '0');
+	return 0;
+}
+
+int64_t engine_parse_time(const char *s)
+{
+	struct tm tm = {0};
+	int y1, y2, mo, d, h, mi, se;
+	time_t t;
+
+	/* yyyy-MM-dd HH:mm:ss, exactly 19 characters */
+	if (!s || strlen(s) != 19 || s[4] != '-' || s[7] != '-' ||
+	    s[10] != ' ' || s[13] != ':' || s[16] != ':')
+		return -1;
+	if (two_digits(s, &y1) || two_digits(s + 2, &y2) ||
+	    two_digits(s + 5, &mo) || two_digits(s + 8, &d) ||
+	    two_digits(s + 11, &h) || two_digits(s + 14, &mi) ||
+	    two_digits(s + 17, &se))
+		return -1;
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
+	    se > 60)
+		return -1;
+	tm.tm_year = y1 * 100 + y2 - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = se;
+	tm.tm_isdst = -1;
+	t = mktime(&tm);
+	if (t == (time_t)-1)
+		return -1;
+	return (int64_t)t;
+}
+
+/* A job id: 1-19 decimal digits, value <= INT64_MAX. */
+static bool id_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n < 1 || n > 19)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isdigit((unsigned char)s[i]))
+			return false;
+	return n < 19 || strcmp(s, "9223372036854775807") <= 0;
+}
+
+/* Dump `v` compact, key order kept, with a final newline. NULL on ENOMEM. */
+static char *dump_nl(const json_t *v, size_t *len)
+{
+	char *s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER |
+					JSON_ENCODE_ANY);
+	size_t n;
+	char *r;
+
+	if (!s)
+		return NULL;
+	n = strlen(s);
+	r = realloc(s, n + 2);
+	if (!r) {
+		free(s);
+		return NULL;
+	}
+	r[n] = '\n';
+	r[n + 1] = '\0';
+	*len = n + 1;
+	return r;
+}
+
+static int int_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Parse a positive decimal int (pipeline id); -1 if not one. */
+static int parse_pid(const char *s, size_t n)
+{
+	long v = 0;
+
+	if (n == 0 || n > 9)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v >= 1 ? (int)v : -1;
+}
+
+static int add_pid(int **arr, size_t *n, size_t *cap, int pid)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*arr)[i] == pid)
+			return 0;
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 4;
+		int *p;
+
+		if (nc > 4096)
+			return 0; /* absurd; ignore the rest */
+		p = realloc(*arr, nc * sizeof(**arr));
+		if (!p)
+			return -ENOMEM;
+		*arr = p;
+		*cap = nc;
+	}
+	(*arr)[(*n)++] = pid;
+	return 0;
+}
+
+static int collect_pipelines(json_t *obj, struct engine_job *out)
+{
+	json_t *dag = json_object_get(obj, "jobDag");
+	json_t *edges, *vmap, *v;
+	const char *key;
+	size_t cap = 0, i;
+	int pid, rc;
+
+	if (!json_is_object(dag))
+		return 0;
+	edges = json_object_get(dag, "pipelineEdges");
+	if (json_is_object(edges)) {
+		json_object_foreach (edges, key, v) {
+			pid = parse_pid(key, strlen(key));
+			if (pid < 0)
+				continue;
+			rc = add_pid(&out->pipelines, &out->n_pipelines, &cap,
+				     pid);
+			if (rc)
+				return rc;
+		}
+	}
+	vmap = json_object_get(dag, "vertexInfoMap");
+	if (json_is_array(vmap)) {
+		json_array_foreach (vmap, i, v) {
+			const char *name = json_string_value(
+				json_object_get(v, "vertexName"));
+			size_t dl;
+
+			if (!name || strncmp(name, "pipeline-", 9) != 0)
+				continue;
+			dl = strspn(name + 9, "0123456789");
+			if (name[9 + dl] != ' ' && name[9 + dl] != '\0')
+				continue;
+			pid = parse_pid(name + 9, dl);
+			if (pid < 0)
+				continue;
+			rc = add_pid(&out->pipelines, &out->n_pipelines, &cap,
+				     pid);
+			if (rc)
+				return rc;
+		}
+	}
+	if (out->n_pipelines > 1)
+		qsort(out->pipelines, out->n_pipelines, sizeof(*out->pipelines),
+		      int_cmp);
+	return 0;
+}
+
+static int dup_opt_string(json_t *obj, const char *key, char **out)
+{
+	const char *s = json_string_value(json_object_get(obj, key));
+
+	*out = NULL;
+	if (!s)
+		return 0;
+	*out = strdup(s);
+	return *out ? 0 : -ENOMEM;
+}
+
+static int64_t opt_time(json_t *obj, const char *key)
+{
+	int64_t t =
+		engine_parse_time(json_string_value(json_object_get(obj, key)));
+
+	return t < 0 ? 0 : t;
+}
+
+void engine_job_clear(struct engine_job *j)
+{
+	if (!j)
+		return;
+	free(j->id);
+	free(j->name);
+	free(j->error_msg);
+	free(j->json);
+	free(j->metrics_json);
+	free(j->pipelines);
+	memset(j, 0, sizeof(*j));
+}
+
+int engine_job_from_json(json_t *obj, bool running, struct engine_job *out)
+{
+	json_t *jid, *metrics;
+	char idbuf[24];
+	const char *st;
+	int rc = -ENOMEM;
+
+	memset(out, 0, sizeof(*out));
+	if (!json_is_object(obj))
+		return -EPROTO;
+	jid = json_object_get(obj, "jobId");
+	if (json_is_string(jid)) {
+		if (json_string_length(jid) >= sizeof(idbuf))
+			return -EPROTO;
+		fmt_msg(idbuf, sizeof(idbuf), "%s", json_string_value(jid));
+	} else if (json_is_integer(jid) && json_integer_value(jid) >= 0) {
+		fmt_msg(idbuf, sizeof(idbuf), "%lld",
+			(long long)json_integer_value(jid));
+	} else {
+		return -EPROTO;
+	}
+	if (!id_valid(idbuf))
+		return -EPROTO;
+	out->id = strdup(idbuf);
+	if (!out->id)
+		goto fail;
+	if (dup_opt_string(obj, "jobName", &out->name) ||
+	    dup_opt_string(obj, "errorMsg", &out->error_msg))
+		goto fail;
+	st = json_string_value(json_object_get(obj, "jobStatus"));
+	out->state = job_state_parse(st);
+	if (out->state < 0)
+		out->state = JS_UNKNOWN;
+	out->create_s = opt_time(obj, "createTime");
+	out->finish_s = opt_time(obj, "finishTime");
+	out->running = running;
+	out->json = dump_nl(obj, &out->json_len);
+	if (!out->json)
+		goto fail;
+	metrics = json_object_get(obj, "metrics");
+	if (json_is_object(metrics)) {
+		out->metrics = metrics;
+		out->metrics_json = dump_nl(metrics, &out->metrics_json_len);
+	} else {
+		out->metrics_json = strdup("{}\n");
+		out->metrics_json_len = 3;
+	}
+	if (!out->metrics_json)
+		goto fail;
+	rc = collect_pipelines(obj, out);
+	if (rc)
+		goto fail;
+	return 0;
+fail:
+	engine_job_clear(out);
+	return rc;
+}
+
+/* An error body {"status":"fail","message":...}: copy the message. */
+static bool error_body(json_t *root, char *msg, size_t msgsz)
+{
+	const char *st, *m;
+
+	if (!json_is_object(root))
+		return false;
+	st = json_string_value(json_object_get(root, "status"));
+	if (!st || strcasecmp(st, "fail") != 0)
+		return false;
+	m = json_string_value(json_object_get(root, "message"));
+	fmt_msg(msg, msgsz, "engine error: %s", m ? m : "(no message)");
+	return true;
+}
+
+static json_t *load(const char *txt, size_t len, char *msg, size_t msgsz)
+{
+	json_error_t jerr;
+	json_t *root;
+
+	if (!txt) {
+		fmt_msg(msg, msgsz, "empty answer");
+		return NULL;
+	}
+	root = json_loadb(txt, len, 0, &jerr);
+	if (!root)
+		fmt_msg(msg, msgsz, "not JSON: %s (line %d)", jerr.text,
+			jerr.line);
+	return root;
+}
+
+int engine_parse_job_list(const char *txt, size_t len, bool running,
+			  json_t **root, struct engine_job **jobs, size_t *n,
+			  long *total, char *msg, size_t msgsz)
+{
+	json_t *doc, *arr, *v;
+	size_t i, base = *n;
+	int rc = 0;
+	bool made_root = false;
+
+	*total = -1;
+	if (msgsz)
+		msg[0] = '\0';
+	doc = load(txt, len, msg, msgsz);
+	if (!doc)
+		return -EPROTO;
+	if (json_is_array(doc)) {
+		arr = doc;
+	} else if (json_is_object(doc) &&
+		   json_is_array(json_object_get(doc, "data"))) {
+		json_t *t = json_object_get(doc, "total");
+
+		arr = json_object_get(doc, "data");
+		if (json_is_integer(t) && json_integer_value(t) >= 0 &&
+		    json_integer_value(t) <= LONG_MAX)
+			*total = (long)json_integer_value(t);
+		else
+			*total = (long)json_array_size(arr);
+	} else {
+		if (!error_body(doc, msg, msgsz))
+			fmt_msg(msg, msgsz, "not a job list");
+		json_decref(doc);
+		return -EPROTO;
+	}
+	if (!*root) {
+		*root = json_array();
+		if (!*root) {
+			json_decref(doc);
+			return -ENOMEM;
+		}
+		made_root = true;
+	}
+	if (json_array_size(arr) > 0) {
+		struct engine_job *nj;
+		size_t want = *n + json_array_size(arr);
+
+		nj = realloc(*jobs, want * sizeof(**jobs));
+		if (!nj) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		*jobs = nj;
+	}
+	json_array_foreach (arr, i, v) {
+		struct engine_job *j = &(*jobs)[*n];
+		int r = engine_job_from_json(v, running, j);
+
+		if (r == -ENOMEM) {
+			rc = r;
+			goto out;
+		}
+		if (r) {
+			log_warn("engine: %s list entry %zu skipped: not a job "
+				 "object with a 1-19 digit jobId",
+				 running ? "running" : "finished", i);
+			continue;
+		}
+		if (json_array_append(*root, v)) {
+			engine_job_clear(j);
+			rc = -ENOMEM;
+			goto out;
+		}
+		(*n)++;
+	}
+out:
+	if (rc) {
+		for (size_t k = base; k < *n; k++)
+			engine_job_clear(&(*jobs)[k]);
+		*n = base;
+		if (made_root) {
+			json_decref(*root);
+			*root = NULL;
+		}
+		fmt_msg(msg, msgsz, "out of memory");
+	}
+	json_decref(doc);
+	return rc;
+}
+
+int engine_parse_job_object(const char *txt, size_t len, json_t **root,
+			    struct engine_job *out, char *msg, size_t msgsz)
+{
+	json_t *doc;
+	int rc;
+
+	*root = NULL;
+	memset(out, 0, sizeof(*out));
+	if (msgsz)
+		msg[0] = '\0';
+	doc = load(txt, len, msg, msgsz);
+	if (!doc)
+		return -EPROTO;
+	if (!json_is_object(doc)) {
+		fmt_msg(msg, msgsz, "not a job object");
+		json_decref(doc);
+		return -EPROTO;
+	}
+	if (error_body(doc, msg, msgsz)) {
+		json_decref(doc);
+		return -EPROTO;
+	}
+	if (json_object_size(doc) == 1 && json_object_get(doc, "jobId")) {
+		fmt_msg(msg, msgsz, "unknown job");
+		json_decref(doc);
+		return -ENOENT;
+	}
+	rc = engine_job_from_json(doc, !json_object_get(doc, "finishTime"),
+				  out);
+	if (rc) {
+		if (rc == -EPROTO)
+			fmt_msg(msg, msgsz,
+				"not a job object with a 1-19 "
+				"digit jobId");
+		json_decref(doc);
+		return rc;
+	}
+	*root = doc;
+	return 0;
+}

@@ -1,0 +1,491 @@
+/*
+ * Tests for backends/engine_json.c: job lists, job objects, states, times,
+ * on the SEATUNNEL.md §4.5 example responses and on hostile input.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "engine.h"
+
+#define FIX "tests/fixtures/engine/"
+
+static char *load_fixture(const char *name, size_t *len)
+{
+	char path[256];
+	FILE *f;
+	char *data;
+	long n;
+
+	snprintf(path, sizeof(path), FIX "%s", name);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n >= 0);
+	rewind(f);
+	data = malloc((size_t)n + 1);
+	assert_non_null(data);
+	assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
+	data[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return data;
+}
+
+struct list {
+	json_t *root;
+	struct engine_job *jobs;
+	size_t n;
+	long total;
+	char msg[200];
+};
+
+static int parse_list_str(struct list *l, const char *txt, size_t len,
+			  bool running)
+{
+	return engine_parse_job_list(txt, len, running, &l->root, &l->jobs,
+				     &l->n, &l->total, l->msg, sizeof(l->msg));
+}
+
+static int parse_list_fix(struct list *l, const char *name, bool running)
+{
+	size_t len;
+	char *txt = load_fixture(name, &len);
+	int rc = parse_list_str(l, txt, len, running);
+
+	free(txt);
+	return rc;
+}
+
+static void list_free(struct list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		engine_job_clear(&l->jobs[i]);
+	free(l->jobs);
+	json_decref(l->root);
+	memset(l, 0, sizeof(*l));
+}
+
+static void set_tz(const char *tz)
+{
+	setenv("TZ", tz, 1);
+	tzset();
+}
+
+static void test_job_state_names(void **state)
+{
+	(void)state;
+	assert_string_equal(job_state_name(JS_RUNNING), "RUNNING");
+	assert_string_equal(job_state_name(JS_SAVEPOINT_DONE),
+			    "SAVEPOINT_DONE");
+	assert_string_equal(job_state_name(JS_ORPHAN), "ORPHAN");
+	assert_string_equal(job_state_name(JS_UNKNOWN), "UNKNOWN");
+	assert_string_equal(job_state_name(-1), "UNKNOWN");
+	assert_string_equal(job_state_name(JS_COUNT), "UNKNOWN");
+	assert_int_equal(job_state_parse("RUNNING"), JS_RUNNING);
+	assert_int_equal(job_state_parse("finished"), JS_FINISHED);
+	assert_int_equal(job_state_parse("UNKNOWABLE"), JS_UNKNOWABLE);
+	assert_int_equal(job_state_parse("INITIALIZING"), 0);
+	assert_int_equal(job_state_parse("ORPHAN"), -1);
+	assert_int_equal(job_state_parse("WEIRD"), -1);
+	assert_int_equal(job_state_parse(""), -1);
+	assert_int_equal(job_state_parse(NULL), -1);
+	for (int s = 0; s <= JS_UNKNOWABLE; s++)
+		assert_int_equal(job_state_parse(job_state_name(s)), s);
+}
+
+static void test_job_state_is_end(void **state)
+{
+	(void)state;
+	assert_true(job_state_is_end(JS_FAILED));
+	assert_true(job_state_is_end(JS_SAVEPOINT_DONE));
+	assert_true(job_state_is_end(JS_CANCELED));
+	assert_true(job_state_is_end(JS_FINISHED));
+	assert_true(job_state_is_end(JS_UNKNOWABLE));
+	assert_false(job_state_is_end(JS_RUNNING));
+	assert_false(job_state_is_end(JS_CANCELING));
+	assert_false(job_state_is_end(JS_DOING_SAVEPOINT));
+	assert_false(job_state_is_end(JS_FAILING));
+	assert_false(job_state_is_end(JS_ORPHAN));
+	assert_false(job_state_is_end(JS_UNKNOWN));
+}
+
+static void test_engine_parse_time_local(void **state)
+{
+	(void)state;
+	set_tz("UTC");
+	assert_int_equal(engine_parse_time("2025-03-07 14:02:11"), 1741356131);
+	assert_int_equal(engine_parse_time("1970-01-01 00:00:00"), 0);
+	set_tz("Asia/Shanghai");
+	assert_int_equal(engine_parse_time("2025-03-07 14:02:11"),
+			 1741356131 - 8 * 3600);
+	set_tz("UTC");
+}
+
+static void test_engine_parse_time_malformed(void **state)
+{
+	(void)state;
+	assert_int_equal(engine_parse_time(NULL), -1);
+	assert_int_equal(engine_parse_time(""), -1);
+	assert_int_equal(engine_parse_time("2025-3-07 14:02:11"), -1);
+	assert_int_equal(engine_parse_time("2025-03-07T14:02:11"), -1);
+	assert_int_equal(engine_parse_time("2025-13-07 14:02:11"), -1);
+	assert_int_equal(engine_parse_time("2025-03-07 24:02:11"), -1);
+	assert_int_equal(engine_parse_time("2025-03-07 14:02:11 "), -1);
+	assert_int_equal(engine_parse_time("20x5-03-07 14:02:11"), -1);
+	assert_int_equal(engine_parse_time("+025-03-07 14:02:11"), -1);
+}
+
+static void test_engine_parse_job_list_running(void **state)
+{
+	struct list l = {0};
+	const struct engine_job *j;
+	const char *prefix =
+		"{\"jobId\":\"953211384710987777\",\"jobName\":"
+		"\"fake_to_console\",\"jobStatus\":\"RUNNING\",\"envOptions\":"
+		"{\"job.mode\":\"STREAMING\",\"checkpoint.interval\":\"5000\"";
+
+	(void)state;
+	set_tz("UTC");
+	assert_int_equal(parse_list_fix(&l, "running-jobs.json", true), 0);
+	assert_int_equal(l.total, -1);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(json_array_size(l.root), 1);
+	j = &l.jobs[0];
+	assert_string_equal(j->id, "953211384710987777");
+	assert_string_equal(j->name, "fake_to_console");
+	assert_int_equal(j->state, JS_RUNNING);
+	assert_true(j->running);
+	assert_null(j->error_msg);
+	assert_int_equal(j->create_s, 1741356131);
+	assert_int_equal(j->finish_s, 0);
+	assert_int_equal(j->n_pipelines, 1);
+	assert_int_equal(j->pipelines[0], 1);
+	assert_int_equal(strncmp(j->json, prefix, strlen(prefix)), 0);
+	assert_int_equal(j->json_len, strlen(j->json));
+	assert_string_equal(j->json + j->json_len - 3, "}}\n");
+	assert_null(strstr(j->json, "\": "));
+	assert_null(strstr(j->json, "\n "));
+	assert_non_null(strstr(j->json, "\"isStartWithSavePoint\":false,"
+					"\"metrics\":{"));
+	assert_non_null(j->metrics);
+	assert_string_equal(json_string_value(json_object_get(
+				    j->metrics, "SinkWriteCount")),
+			    "1200");
+	assert_int_equal(strncmp(j->metrics_json,
+				 "{\"SourceReceivedCount\":\"1200\",", 30),
+			 0);
+	assert_int_equal(j->metrics_json_len, strlen(j->metrics_json));
+	assert_int_equal(j->metrics_json[j->metrics_json_len - 1], '\n');
+	list_free(&l);
+}
+
+static void test_engine_parse_job_list_finished(void **state)
+{
+	struct list l = {0};
+	const struct engine_job *a, *b;
+
+	(void)state;
+	set_tz("UTC");
+	assert_int_equal(parse_list_fix(&l, "finished-jobs.json", false), 0);
+	assert_int_equal(l.n, 2);
+	a = &l.jobs[0];
+	b = &l.jobs[1];
+	assert_false(a->running);
+	assert_int_equal(a->state, JS_FINISHED);
+	assert_null(a->error_msg);
+	assert_int_equal(a->finish_s, 1741356340);
+	assert_non_null(strstr(a->json, "\"errorMsg\":null,"));
+	assert_string_equal(b->id, "953211384710987790");
+	assert_int_equal(b->state, JS_FAILED);
+	assert_string_equal(b->error_msg, "java.lang.RuntimeException: boom");
+	/* pipelines sorted although "2" comes first in the object */
+	assert_int_equal(b->n_pipelines, 2);
+	assert_int_equal(b->pipelines[0], 1);
+	assert_int_equal(b->pipelines[1], 2);
+	/* non-ASCII kept as UTF-8, not \u escapes */
+	assert_string_equal(b->name, "mysql_cdc_\xe4\xb8\xad\xe6\x96\x87");
+	assert_non_null(strstr(b->json, "mysql_cdc_\xe4\xb8\xad\xe6\x96\x87"));
+	assert_null(strstr(b->json, "\\u"));
+	/* "1.0E-4" stays a string, verbatim */
+	assert_non_null(
+		strstr(b->metrics_json, "\"SourceReceivedQPS\":\"1.0E-4\""));
+	assert_non_null(
+		strstr(b->metrics_json,
+		       "\"TableSourceReceivedQPS\":{\"fake\":\"1.0E-4\"}"));
+	list_free(&l);
+}
+
+static void test_engine_parse_job_list_paged(void **state)
+{
+	struct list l = {0};
+
+	(void)state;
+	assert_int_equal(parse_list_fix(&l, "running-jobs-paged-1.json", true),
+			 0);
+	assert_int_equal(l.total, 5);
+	assert_int_equal(l.n, 2);
+	assert_string_equal(l.jobs[0].id, "1001");
+	/* a second page appends to the same root and array */
+	assert_int_equal(parse_list_fix(&l, "running-jobs-paged-2.json", true),
+			 0);
+	assert_int_equal(l.n, 4);
+	assert_int_equal(json_array_size(l.root), 4);
+	assert_string_equal(l.jobs[3].id, "1004");
+	assert_string_equal(json_string_value(json_object_get(
+				    l.jobs[3].metrics, "SourceReceivedCount")),
+			    "1200");
+	list_free(&l);
+}
+
+static void test_engine_parse_job_list_error_body(void **state)
+{
+	struct list l = {0};
+
+	(void)state;
+	assert_int_equal(parse_list_fix(&l, "error-400.json", true), -EPROTO);
+	assert_non_null(strstr(l.msg, "The jobId must not be empty."));
+	assert_null(l.root);
+	assert_int_equal(l.n, 0);
+	list_free(&l);
+}
+
+static void test_engine_parse_job_list_garbage(void **state)
+{
+	static const char *const bad[] = {
+		"",
+		"not json",
+		"{}",
+		"[",
+		"{\"data\":5}",
+		"\"x\"",
+		"null",
+		"[{\"jobId\":99999999999999999999}]",
+		"[1e99999]",
+	};
+	struct list l = {0};
+	char *deep;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(
+			parse_list_str(&l, bad[i], strlen(bad[i]), true),
+			-EPROTO);
+		assert_true(l.msg[0] != '\0');
+		assert_int_equal(l.n, 0);
+		assert_null(l.root);
+	}
+	assert_int_equal(parse_list_str(&l, NULL, 0, true), -EPROTO);
+	/* nesting far past jansson's depth limit */
+	deep = malloc(200001);
+	assert_non_null(deep);
+	memset(deep, '[', 100000);
+	memset(deep + 100000, ']', 100000);
+	deep[200000] = '\0';
+	assert_int_equal(parse_list_str(&l, deep, 200000, true), -EPROTO);
+	free(deep);
+	/* an empty list is fine */
+	assert_int_equal(parse_list_str(&l, "[]", 2, true), 0);
+	assert_int_equal(l.n, 0);
+	assert_non_null(l.root);
+	list_free(&l);
+}
+
+static void test_engine_parse_job_list_hostile_entries(void **state)
+{
+	const char *txt =
+		"[5, \"s\", null, [], {\"jobId\":\"abc\"},"
+		"{\"jobId\":\"12345678901234567890\"}, {\"jobId\":-1},"
+		"{\"jobId\":1.5}, {\"jobId\":\"9223372036854775808\"},"
+		"{\"jobId\":\"\"}, {\"jobName\":\"noid\"}, {\"jobId\":true},"
+		"{\"jobId\":\"42\",\"jobStatus\":\"WEIRD\",\"createTime\":5,"
+		"\"finishTime\":\"yesterday\",\"jobName\":7,\"jobDag\":[],"
+		"\"metrics\":\"x\",\"errorMsg\":{}},"
+		"{\"jobId\":\"43\",\"jobStatus\":7,\"jobDag\":{\"pipelineEdges\":"
+		"{\"x\":[],\"-1\":[],\"0\":[],\"99999999999\":[],\"7\":1,"
+		"\"7\":2},\"vertexInfoMap\":[5,{\"vertexName\":3},"
+		"{\"vertexName\":\"pipeline-\"},{\"vertexName\":\"pipeline-9x\"},"
+		"{\"vertexName\":\"pipeline-4\"}]}},"
+		"{\"jobId\":\"9223372036854775807\"},"
+		"{\"jobId\":\"42\",\"jobStatus\":\"RUNNING\"}]";
+	struct list l = {0};
+
+	(void)state;
+	assert_int_equal(parse_list_str(&l, txt, strlen(txt), false), 0);
+	assert_int_equal(l.n, 4);
+	assert_int_equal(json_array_size(l.root), 4);
+	assert_string_equal(l.jobs[0].id, "42");
+	assert_int_equal(l.jobs[0].state, JS_UNKNOWN);
+	assert_null(l.jobs[0].name);
+	assert_null(l.jobs[0].error_msg);
+	assert_int_equal(l.jobs[0].create_s, 0);
+	assert_int_equal(l.jobs[0].finish_s, 0);
+	assert_int_equal(l.jobs[0].n_pipelines, 0);
+	assert_null(l.jobs[0].metrics);
+	assert_string_equal(l.jobs[0].metrics_json, "{}\n");
+	assert_int_equal(l.jobs[0].metrics_json_len, 3);
+	assert_string_equal(l.jobs[1].id, "43");
+	assert_int_equal(l.jobs[1].state, JS_UNKNOWN);
+	assert_int_equal(l.jobs[1].n_pipelines, 2);
+	assert_int_equal(l.jobs[1].pipelines[0], 4);
+	assert_int_equal(l.jobs[1].pipelines[1], 7);
+	assert_string_equal(l.jobs[2].id, "9223372036854775807");
+	/* duplicate ids are the client's business */
+	assert_string_equal(l.jobs[3].id, "42");
+	list_free(&l);
+}
+
+static void test_engine_parse_job_object_running(void **state)
+{
+	struct engine_job j;
+	json_t *root = NULL;
+	char msg[200];
+	size_t len;
+	char *txt = load_fixture("job-info-running.json", &len);
+
+	(void)state;
+	assert_int_equal(
+		engine_parse_job_object(txt, len, &root, &j, msg, sizeof(msg)),
+		0);
+	assert_non_null(root);
+	assert_string_equal(j.id, "953211384710987777");
+	assert_int_equal(j.state, JS_RUNNING);
+	assert_true(j.running);
+	assert_non_null(strstr(j.json, "\"envOptions\":{\"job.mode\":"
+				       "\"STREAMING\",\"checkpoint.interval\":"
+				       "\"5000\",\"parallelism\":\"1\"}"));
+	engine_job_clear(&j);
+	json_decref(root);
+	free(txt);
+}
+
+static void test_engine_parse_job_object_finished(void **state)
+{
+	struct engine_job j;
+	json_t *root = NULL;
+	char msg[200];
+	size_t len;
+	char *txt = load_fixture("job-info-finished.json", &len);
+
+	(void)state;
+	set_tz("UTC");
+	assert_int_equal(
+		engine_parse_job_object(txt, len, &root, &j, msg, sizeof(msg)),
+		0);
+	assert_int_equal(j.state, JS_FINISHED);
+	assert_false(j.running);
+	assert_int_equal(j.finish_s, 1741356340);
+	assert_int_equal(j.create_s, 1741356131);
+	assert_string_equal(json_string_value(json_object_get(
+				    j.metrics, "SourceReceivedCount")),
+			    "5");
+	engine_job_clear(&j);
+	json_decref(root);
+	free(txt);
+}
+
+static void test_engine_parse_job_object_unknown(void **state)
+{
+	struct engine_job j;
+	json_t *root = NULL;
+	char msg[200];
+	size_t len;
+	char *txt = load_fixture("job-info-unknown.json", &len);
+
+	(void)state;
+	assert_int_equal(
+		engine_parse_job_object(txt, len, &root, &j, msg, sizeof(msg)),
+		-ENOENT);
+	assert_null(root);
+	assert_null(j.id);
+	free(txt);
+	/* a numeric jobId alone is unknown too */
+	assert_int_equal(engine_parse_job_object("{\"jobId\":123}", 13, &root,
+						 &j, msg, sizeof(msg)),
+			 -ENOENT);
+}
+
+static void test_engine_parse_job_object_error_body(void **state)
+{
+	struct engine_job j;
+	json_t *root = NULL;
+	char msg[200];
+	size_t len;
+	char *txt = load_fixture("error-400.json", &len);
+
+	(void)state;
+	assert_int_equal(
+		engine_parse_job_object(txt, len, &root, &j, msg, sizeof(msg)),
+		-EPROTO);
+	assert_non_null(strstr(msg, "The jobId must not be empty."));
+	assert_null(root);
+	free(txt);
+	assert_int_equal(
+		engine_parse_job_object("[]", 2, &root, &j, msg, sizeof(msg)),
+		-EPROTO);
+	assert_int_equal(engine_parse_job_object("{\"jobId\":\"x\",\"a\":1}",
+						 19, &root, &j, msg,
+						 sizeof(msg)),
+			 -EPROTO);
+	assert_int_equal(
+		engine_parse_job_object("{", 1, &root, &j, msg, sizeof(msg)),
+		-EPROTO);
+	assert_null(root);
+}
+
+static void test_engine_job_from_json_numeric_id(void **state)
+{
+	struct list l = {0};
+	size_t len;
+	char *obj = load_fixture("job-numeric-id.json", &len);
+	char *txt = malloc(len + 3);
+
+	(void)state;
+	assert_non_null(txt);
+	snprintf(txt, len + 3, "[%s]", obj);
+	assert_int_equal(parse_list_str(&l, txt, strlen(txt), true), 0);
+	assert_int_equal(l.n, 1);
+	assert_string_equal(l.jobs[0].id, "77");
+	/* no pipelineEdges: pipelines come from vertexInfoMap names */
+	assert_int_equal(l.jobs[0].n_pipelines, 2);
+	assert_int_equal(l.jobs[0].pipelines[0], 2);
+	assert_int_equal(l.jobs[0].pipelines[1], 3);
+	assert_null(l.jobs[0].metrics);
+	assert_string_equal(l.jobs[0].metrics_json, "{}\n");
+	assert_int_equal(strncmp(l.jobs[0].json, "{\"jobId\":77,", 12), 0);
+	list_free(&l);
+	free(txt);
+	free(obj);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_job_state_names),
+		cmocka_unit_test(test_job_state_is_end),
+		cmocka_unit_test(test_engine_parse_time_local),
+		cmocka_unit_test(test_engine_parse_time_malformed),
+		cmocka_unit_test(test_engine_parse_job_list_running),
+		cmocka_unit_test(test_engine_parse_job_list_finished),
+		cmocka_unit_test(test_engine_parse_job_list_paged),
+		cmocka_unit_test(test_engine_parse_job_list_error_body),
+		cmocka_unit_test(test_engine_parse_job_list_garbage),
+		cmocka_unit_test(test_engine_parse_job_list_hostile_entries),
+		cmocka_unit_test(test_engine_parse_job_object_running),
+		cmocka_unit_test(test_engine_parse_job_object_finished),
+		cmocka_unit_test(test_engine_parse_job_object_unknown),
+		cmocka_unit_test(test_engine_parse_job_object_error_body),
+		cmocka_unit_test(test_engine_job_from_json_numeric_id),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
