@@ -1,0 +1,643 @@
+#!/usr/bin/env python3
+"""genstate.py - deterministic sample SeaTunnel cluster state for stfs tests.
+
+Writes, under --out DIR:
+  checkpoint/<jobId>/<writeTs>-<rand>-<pid>-<cid>.ser   real layout; body is a
+      protostuff PipelineState{CompletedCheckpoint} (scripts/pstuff_enc.py);
+      mtime = writeTs.  In-flight ".sertmp" files (own ts/rand) beside some
+      RUNNING jobs.
+  checkpoint/<jobId>/<pid>/<cid>/<task-location>/state-data          (--doc-jobs)
+  checkpoint/savepoint/<jobId>/<sp-ts>/<pid>/<task-location>/state-data (--doc-jobs)
+  imap/seatunnel/<mapName>/<region>/wal.txt                           (--imap)
+  scenario.json (or --scenario-out): input of scripts/stsim.py
+
+Which jobs have storage (SEATUNNEL.md 1.5/1.6):
+  RUNNING/FAILING/DOING_SAVEPOINT/CANCELING/FAILED/UNKNOWABLE: N..2N-1 files per
+  pipeline (N = max-retained = 3); some "restored" jobs keep 6..9 (issue #12094).
+  SAVEPOINT_DONE: the same plus a SAVEPOINT_TYPE file as the newest per pipeline.
+  INITIALIZING/CREATED/PENDING/SCHEDULED: only restores (-r) keep the old dir.
+  FINISHED/CANCELED: no dir, except at most one anomaly of each.
+  Orphans: dirs of job ids the engine does not know; one is fresh (newest
+  mtime 2..5 minutes before --now-ms), the others are days old.
+
+Bench mode (--checkpoints C): every engine job and orphan gets a dir with
+exactly C .ser files per pipeline (no leftovers, retention/cleanup not modelled;
+.sertmp extras still added), e.g. --jobs 2000 --pipelines 2 --checkpoints 5.
+
+Output is a pure function of (--seed, --now-ms, other flags).  --now-ms
+defaults to the current time, so pass it for byte-identical trees.
+Times in the scenario are rendered in UTC ("yyyy-MM-dd HH:mm:ss").
+"""
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+from decimal import Decimal
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pstuff_enc as pe  # noqa: E402
+
+MAX_RETAINED = 3
+ALL_STATES = list(pe.JOB_STATUSES)
+END_STATES = pe.END_STATES
+# weights of the states beyond the first 13 jobs
+STATE_WEIGHTS = [("RUNNING", 30), ("FINISHED", 20), ("FAILED", 10),
+                 ("CANCELED", 10), ("SAVEPOINT_DONE", 8), ("CREATED", 2),
+                 ("PENDING", 2), ("SCHEDULED", 2), ("INITIALIZING", 1),
+                 ("FAILING", 2), ("DOING_SAVEPOINT", 2), ("CANCELING", 2),
+                 ("UNKNOWABLE", 2)]
+NAMES = ["fake_to_console", "fake_to_console", "mysql-cdc to doris",
+         "orders/daily sync", "kafka events/to s3 sink", "pg_to_es",
+         "fake_to_console", "nightly batch", "mysql-cdc to doris",
+         "clickhouse_export", "nightly batch"]
+SOURCES = [("FakeSource", ["fake"]), ("MySQL-CDC", ["shop.orders", "shop.users"]),
+           ("Kafka", ["events"]), ("Jdbc", ["public.accounts"]),
+           ("FakeSource", ["fake", "fake2"])]
+SINKS = ["console-MultiTableSink", "Doris-MultiTableSink", "S3File-MultiTableSink",
+         "Elasticsearch-MultiTableSink", "Clickhouse-MultiTableSink"]
+ERRORS = [
+    "java.lang.RuntimeException: java.sql.SQLException: Communications link failure\n"
+    "\tat org.apache.seatunnel.connectors.seatunnel.jdbc.internal.JdbcInputFormat.open(JdbcInputFormat.java:79)",
+    "org.apache.seatunnel.common.utils.SeaTunnelException: Task failed: "
+    "TaskGroupLocation{jobId=1, pipelineId=1, taskGroupId=30000}",
+    "java.util.concurrent.TimeoutException: checkpoint 17 expired after 60000 ms",
+]
+MON_KEYS = ["processors", "physical.memory.total", "physical.memory.free",
+            "swap.space.total", "swap.space.free", "heap.memory.used",
+            "heap.memory.free", "heap.memory.total", "heap.memory.max",
+            "heap.memory.used/total", "heap.memory.used/max",
+            "minor.gc.count", "minor.gc.time", "major.gc.count", "major.gc.time",
+            "load.process", "load.system", "load.systemAverage", "thread.count",
+            "thread.peakCount", "cluster.timeMillis", "event.q.size",
+            "executor.q.async.size", "executor.q.client.size",
+            "executor.q.query.size", "executor.q.scheduled.size",
+            "executor.q.io.size", "executor.q.system.size",
+            "executor.q.operations.size", "executor.q.priorityOperation.size",
+            "operations.completed.count", "executor.q.cluster.size",
+            "executor.q.response.size", "operations.running.count",
+            "operations.pending.invocations.percentage",
+            "operations.pending.invocations.count", "proxy.count",
+            "clientEndpoint.count", "connection.active.count",
+            "client.connection.count", "connection.count"]
+IMAP_REGION_BASE = 283746519283746
+
+
+def fmt_time(ms):
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ms // 1000))
+
+
+def java_double(x):
+    """Double.toString(x)."""
+    x = float(x)
+    if x == 0:
+        return "0.0"
+    ax = abs(x)
+    if 1e-3 <= ax < 1e7:
+        s = repr(x)
+        if "e" in s or "E" in s:
+            s = format(Decimal(s), "f")
+        return s if "." in s else s + ".0"
+    sign, digits, exp = Decimal(repr(x)).as_tuple()
+    digits = list(digits)
+    e10 = len(digits) + exp - 1
+    while len(digits) > 1 and digits[-1] == 0:
+        digits.pop()
+    mant = str(digits[0]) + "." + ("".join(map(str, digits[1:])) or "0")
+    return ("-" if sign else "") + mant + "E" + str(e10)
+
+
+class Gen:
+    def __init__(self, a):
+        self.a = a
+        self.rng = random.Random(a.seed)
+        self.now = a.now_ms
+        self.out = a.out
+        self.ck = os.path.join(a.out, "checkpoint")
+        self.jobs = []
+        self.storage = {}
+        self.orphans = []
+        self.next_id = 900000000000000000 + self.rng.randrange(10 ** 15)
+        self.nfiles = 0
+        self.tiny_done = False
+
+    # ------------------------------------------------------------ helpers
+    def new_id(self):
+        # FlakeId-like: increasing, 18 digits
+        self.next_id += self.rng.randrange(1 << 16, 1 << 22)
+        return self.next_id
+
+    def write(self, path, data, ts_ms):
+        try:
+            f = open(path, "wb")
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            f = open(path, "wb")
+        with f:
+            f.write(data)
+        ns = ts_ms * 1000000
+        os.utime(path, ns=(ns, ns))
+        self.nfiles += 1
+
+    # ------------------------------------------------------------ job model
+    def make_dag(self, jid, npipe):
+        vertices, edges = [], {}
+        vid = 1
+        pipes = []
+        for p in range(1, npipe + 1):
+            src, tables = self.rng.choice(SOURCES)
+            sink = self.rng.choice(SINKS)
+            chain = [("source", "pipeline-%d [Source[0]-%s]" % (p, src))]
+            if self.rng.random() < 0.3:
+                chain.append(("transform", "pipeline-%d [Transform[0]-Sql]" % p))
+            chain.append(("sink", "pipeline-%d [Sink[0]-%s]" % (p, sink)))
+            ids = []
+            for typ, name in chain:
+                vertices.append({"vertexId": vid, "type": typ,
+                                 "vertexName": name, "tablePaths": list(tables)})
+                ids.append(vid)
+                vid += 1
+            edges[str(p)] = [{"inputVertexId": str(x), "targetVertexId": str(y)}
+                             for x, y in zip(ids, ids[1:])]
+            pipes.append({"pid": p, "actions": chain, "vids": ids,
+                          "tables": tables})
+        return vertices, edges, pipes
+
+    def make_metrics(self, tables, state, secs):
+        m = {}
+        if state in ("INITIALIZING", "CREATED", "PENDING", "SCHEDULED"):
+            zero = {k: "0" for k in ("SourceReceivedCount", "SinkWriteCount",
+                                     "SourceReceivedBytes", "SinkWriteBytes")}
+            m.update(zero)
+            for k in ("SourceReceivedQPS", "SinkWriteQPS",
+                      "SourceReceivedBytesPerSeconds", "SinkWriteBytesPerSeconds"):
+                m[k] = "0.0"
+            per = {}
+            for k in ("TableSourceReceivedCount", "TableSinkWriteCount",
+                      "TableSourceReceivedBytes", "TableSinkWriteBytes",
+                      "TableSourceReceivedQPS", "TableSinkWriteQPS",
+                      "TableSourceReceivedBytesPerSeconds",
+                      "TableSinkWriteBytesPerSeconds"):
+                m[k] = dict(per)
+            return m
+        r = self.rng.random()
+        if state == "RUNNING" and not self.tiny_done:
+            r = 0.0  # guarantee one job with rates like "3.0E-4"
+            self.tiny_done = True
+        if r < 0.15:
+            cnt = {t: self.rng.randrange(1, 4) for t in tables}
+            secs = max(secs, 10000)
+        else:
+            cnt = {t: self.rng.randrange(5, 5000000) for t in tables}
+        size = {t: c * self.rng.choice((41, 82, 120, 377)) for t, c in cnt.items()}
+        running = state not in END_STATES
+        wcnt = {t: c if not running else max(0, c - self.rng.randrange(0, 50))
+                for t, c in cnt.items()}
+        wsize = {t: size[t] * wcnt[t] // cnt[t] if cnt[t] else 0 for t in cnt}
+
+        def rate(v):
+            return java_double(v / max(secs, 1)) if running or r < 0.15 \
+                else "0.0"
+        m["SourceReceivedCount"] = str(sum(cnt.values()))
+        m["SinkWriteCount"] = str(sum(wcnt.values()))
+        m["SourceReceivedBytes"] = str(sum(size.values()))
+        m["SinkWriteBytes"] = str(sum(wsize.values()))
+        m["SourceReceivedQPS"] = rate(sum(cnt.values()))
+        m["SinkWriteQPS"] = rate(sum(wcnt.values()))
+        m["SourceReceivedBytesPerSeconds"] = rate(sum(size.values()))
+        m["SinkWriteBytesPerSeconds"] = rate(sum(wsize.values()))
+        m["TableSourceReceivedCount"] = {t: str(v) for t, v in cnt.items()}
+        m["TableSinkWriteCount"] = {t: str(v) for t, v in wcnt.items()}
+        m["TableSourceReceivedBytes"] = {t: str(v) for t, v in size.items()}
+        m["TableSinkWriteBytes"] = {t: str(v) for t, v in wsize.items()}
+        m["TableSourceReceivedQPS"] = {t: rate(v) for t, v in cnt.items()}
+        m["TableSinkWriteQPS"] = {t: rate(v) for t, v in wcnt.items()}
+        m["TableSourceReceivedBytesPerSeconds"] = {t: rate(v) for t, v in size.items()}
+        m["TableSinkWriteBytesPerSeconds"] = {t: rate(v) for t, v in wsize.items()}
+        return m
+
+    def pick_states(self, n):
+        first = ALL_STATES[:]
+        self.rng.shuffle(first)
+        names = [s for s, _ in STATE_WEIGHTS]
+        weights = [w for _, w in STATE_WEIGHTS]
+        out = first[:n]
+        while len(out) < n:
+            out.append(self.rng.choices(names, weights)[0])
+        return out
+
+    def make_job(self, state, jid=None, name=None):
+        jid = jid or self.new_id()
+        npipe = self.a.pipelines or self.rng.choice((1, 1, 1, 2, 3))
+        streaming = state not in ("FINISHED",) or self.rng.random() < 0.3
+        interval = self.rng.choice((5000, 10000, 30000, 60000))
+        env = {"job.mode": "STREAMING" if streaming else "BATCH",
+               "checkpoint.interval": str(interval),
+               "parallelism": str(self.rng.choice((1, 2, 2, 4)))}
+        vertices, edges, pipes = self.make_dag(str(jid), npipe)
+        if state in END_STATES:
+            finish = self.now - self.rng.randrange(60000, 20 * 3600000)
+            create = finish - self.rng.randrange(120000, 3 * 86400000)
+        else:
+            finish = None
+            create = self.now - self.rng.randrange(300000, 5 * 86400000)
+        tables = sorted({t for p in pipes for t in p["tables"]})
+        end = finish or self.now
+        j = {
+            "jobId": str(jid),
+            "jobName": name or self.rng.choice(NAMES),
+            "jobStatus": state,
+            "envOptions": env,
+            "createTime": fmt_time(create),
+            "finishTime": fmt_time(finish) if finish else None,
+            "errorMsg": self.rng.choice(ERRORS) if state == "FAILED" else None,
+            "jobDag": {"jobId": str(jid), "pipelineEdges": edges,
+                       "envOptions": env, "vertexInfoMap": vertices},
+            "pluginJarsUrls": [],
+            "isStartWithSavePoint": False,
+            "metrics": self.make_metrics(tables, state, (end - create) // 1000),
+        }
+        ctx = {"id": jid, "pipes": pipes, "interval": interval,
+               "create": create, "end": end, "parallelism": int(env["parallelism"])}
+        return j, ctx
+
+    # ------------------------------------------------------------ checkpoints
+    def state_bytes(self, big):
+        n = self.rng.randrange(200, 3000) if big else self.rng.randrange(4, 48)
+        return self.rng.randbytes(n)
+
+    def completed_checkpoint(self, ctx, pipe, cid, trig, ctype, big):
+        par = ctx["parallelism"]
+        savepoint = ctype == 3
+        task_states = []
+        sizes = {}
+        for typ, name in pipe["actions"]:
+            key = {"name": "ActionStateKey - " + name}
+            subs = []
+            tot = 0
+            for i in range(par):
+                if typ == "transform":
+                    st = []
+                else:
+                    st = [self.state_bytes(big)]
+                tot += sum(len(x) for x in st)
+                subs.append({"stateKey": key, "index": i, "state": st})
+            coord = None
+            if typ == "source":
+                coord = {"stateKey": key, "index": -1,
+                         "state": [self.state_bytes(big)]}
+            task_states.append({"key": key, "value": {
+                "stateKey": key, "subtaskStates": subs,
+                "coordinatorState": coord, "parallelism": par}})
+            sizes[typ] = tot
+        stats = []
+        done = trig + self.rng.randrange(20, 400)
+        for vid in pipe["vids"][:1] + pipe["vids"][-1:]:
+            subs = [{"subtaskIndex": i, "ackTimestamp": done - self.rng.randrange(0, 15),
+                     "stateSize": self.rng.randrange(0, 64),
+                     "subtaskStatus": 1 if savepoint else 0} for i in range(par)]
+            stats.append({"key": vid, "value": {
+                "jobVertexId": vid, "subtaskStats": subs,
+                "subtaskCompleted": [savepoint] * par,
+                "numAcknowledgedSubtasks": par}})
+        return {"jobId": ctx["id"], "pipelineId": pipe["pid"], "checkpointId": cid,
+                "triggerTimestamp": trig, "checkpointType": ctype,
+                "completedTimestamp": done, "taskStates": task_states,
+                "taskStatistics": stats, "isRestored": False}, done
+
+    def write_real(self, ctx, counts, savepoint_newest=False, sertmp=False,
+                   newest_ms=None):
+        """counts: {pid: number of .ser files}; files end at newest_ms."""
+        jid = ctx["id"]
+        jdir = os.path.join(self.ck, str(jid))
+        os.makedirs(jdir, exist_ok=True)
+        newest_ms = newest_ms or ctx["end"] - self.rng.randrange(100, ctx["interval"])
+        big = self.rng.random() < 0.1
+        info = {"layout": "real", "pipelines": {}}
+        for pipe in ctx["pipes"]:
+            pid = pipe["pid"]
+            k = counts[pid]
+            last_cid = self.rng.randrange(k, k + 400)
+            first_cid = last_cid - k + 1
+            files = []
+            for n, cid in enumerate(range(first_cid, last_cid + 1)):
+                is_sp = savepoint_newest and cid == last_cid
+                back = (last_cid - cid) * ctx["interval"]
+                trig = newest_ms - back - self.rng.randrange(300, 600) + pid * 7
+                if is_sp:
+                    trig = newest_ms - 250 + pid * 7
+                cp, done = self.completed_checkpoint(
+                    ctx, pipe, cid, trig, 3 if is_sp else 0, big)
+                body = pe.encode_pipeline_state({
+                    "jobId": str(jid), "pipelineId": pid, "checkpointId": cid,
+                    "states": pe.encode_completed_checkpoint(cp)})
+                wts = done + self.rng.randrange(1, 30)
+                name = "%d-%d-%d-%d.ser" % (wts, self.rng.randrange(1000), pid, cid)
+                self.write(os.path.join(jdir, name), body, wts)
+                files.append(name)
+            pinfo = {"ser": files, "latest": files[-1], "savepoint": savepoint_newest}
+            if sertmp and pid == 1:
+                cid = last_cid + 1
+                wts = max(self.now - self.rng.randrange(0, 900), newest_ms + 1)
+                cp, _ = self.completed_checkpoint(ctx, pipe, cid, wts - 300, 0, False)
+                body = pe.encode_pipeline_state({
+                    "jobId": str(jid), "pipelineId": pid, "checkpointId": cid,
+                    "states": pe.encode_completed_checkpoint(cp)})
+                name = "%d-%d-%d-%d.sertmp" % (wts, self.rng.randrange(1000), pid, cid)
+                self.write(os.path.join(jdir, name),
+                           body[:self.rng.randrange(1, len(body))], wts)
+                pinfo["sertmp"] = [name]
+            info["pipelines"][str(pid)] = pinfo
+        return info
+
+    def retained_counts(self, ctx, leftovers=False):
+        if self.a.checkpoints:
+            return {p["pid"]: self.a.checkpoints for p in ctx["pipes"]}
+        lo, hi = (2 * MAX_RETAINED, 3 * MAX_RETAINED) if leftovers \
+            else (MAX_RETAINED, 2 * MAX_RETAINED - 1)
+        return {p["pid"]: self.rng.randint(lo, hi) for p in ctx["pipes"]}
+
+    # ------------------------------------------------------------ doc layout
+    def task_location(self, jid, pid, i, fancy):
+        if fancy:
+            return ("TaskLocation{taskGroupLocation=TaskGroupLocation{jobId=%d, "
+                    "pipelineId=%d, taskGroupId=30000}, taskID=%d, index=%d}"
+                    % (jid, pid, 1000 + i, i))
+        return "task-%d" % i
+
+    def write_doc(self, ctx, k, with_ckpt, with_sp, fancy):
+        jid = ctx["id"]
+        info = {"layout": "documented", "checkpoints": {}, "savepoints": []}
+        par = ctx["parallelism"]
+        if with_ckpt:
+            for pipe in ctx["pipes"]:
+                pid = pipe["pid"]
+                last = self.rng.randrange(3, 60)
+                cids = list(range(max(1, last - 2), last + 1))
+                for n, cid in enumerate(cids):
+                    ts = ctx["end"] - (last - cid) * ctx["interval"] - 500
+                    for i in range(par):
+                        p = os.path.join(self.ck, str(jid), str(pid), str(cid),
+                                         self.task_location(jid, pid, i, fancy),
+                                         "state-data")
+                        self.write(p, self.state_bytes(False), ts)
+                info["checkpoints"][str(pid)] = cids
+        if with_sp:
+            for s in range(self.rng.randint(1, 2)):
+                sp_ts = ctx["end"] - s * 3600000 - 1000
+                for pipe in ctx["pipes"]:
+                    for i in range(par):
+                        p = os.path.join(self.ck, "savepoint", str(jid), str(sp_ts),
+                                         str(pipe["pid"]),
+                                         self.task_location(jid, pipe["pid"], i, fancy),
+                                         "state-data")
+                        self.write(p, self.state_bytes(False), sp_ts)
+                info["savepoints"].append(str(sp_ts))
+        return info
+
+    # ------------------------------------------------------------ main
+    def run(self):
+        a = self.a
+        os.makedirs(self.ck, exist_ok=True)
+        states = self.pick_states(a.jobs)
+        fc_seen = {"FINISHED": 0, "CANCELED": 0}
+        fc_total = {s: states.count(s) for s in fc_seen}
+        running_seen = 0
+        for state in states:
+            j, ctx = self.make_job(state)
+            jid = j["jobId"]
+            st = None
+            bench = bool(a.checkpoints)
+            if bench:
+                st = self.write_real(ctx, self.retained_counts(ctx),
+                                     savepoint_newest=(state == "SAVEPOINT_DONE"),
+                                     sertmp=(state == "RUNNING" and self.rng.random() < 0.2))
+            elif state in ("RUNNING", "FAILING", "DOING_SAVEPOINT", "CANCELING",
+                           "FAILED", "UNKNOWABLE"):
+                left = state in ("RUNNING", "FAILED") and self.rng.random() < 0.3
+                if state == "RUNNING":
+                    running_seen += 1
+                    left = left or running_seen == 2
+                if left:
+                    j["isStartWithSavePoint"] = state == "RUNNING"
+                tmp = state == "RUNNING" and (running_seen == 1 or
+                                              self.rng.random() < 0.4)
+                tmp = tmp or (state == "DOING_SAVEPOINT" and self.rng.random() < 0.5)
+                st = self.write_real(ctx, self.retained_counts(ctx, left), sertmp=tmp)
+                st["leftovers"] = left
+            elif state == "SAVEPOINT_DONE":
+                st = self.write_real(ctx, self.retained_counts(ctx),
+                                     savepoint_newest=True)
+            elif state in fc_seen:
+                fc_seen[state] += 1
+                if fc_seen[state] == 1 and fc_total[state] >= 2:
+                    st = self.write_real(ctx, self.retained_counts(ctx))
+                    st["anomaly"] = "end-state dir not deleted (pre-2.3.6 engine)"
+            else:  # not started yet: only restores keep the old dir
+                if self.rng.random() < 0.5:
+                    j["isStartWithSavePoint"] = True
+                    old = dict(ctx)
+                    old["end"] = self.now - self.rng.randrange(600000, 86400000)
+                    st = self.write_real(old, self.retained_counts(ctx),
+                                         savepoint_newest=self.rng.random() < 0.5)
+            self.jobs.append(j)
+            if st:
+                self.storage[jid] = st
+        # documented layout jobs (known to the engine)
+        doc_states = ["FAILED", "SAVEPOINT_DONE", "RUNNING", "CANCELED"]
+        for i in range(a.doc_jobs):
+            state = doc_states[i % len(doc_states)]
+            j, ctx = self.make_job(state)
+            with_ckpt = i % 3 != 1
+            with_sp = i % 3 != 2 or state == "SAVEPOINT_DONE"
+            self.storage[j["jobId"]] = self.write_doc(ctx, i, with_ckpt, with_sp,
+                                                      fancy=(i % 3 == 0))
+            self.jobs.append(j)
+        # orphans: unknown to the engine
+        norph = max(3, a.jobs // 20)
+        for i in range(norph):
+            jid = self.new_id()
+            _, ctx = self.make_job("RUNNING", jid=jid)
+            if i == 0:
+                newest = self.now - self.rng.randrange(120000, 300000)
+            else:
+                newest = self.now - self.rng.randrange(2 * 86400000, 40 * 86400000)
+            ctx["end"] = newest
+            st = self.write_real(ctx, self.retained_counts(ctx), newest_ms=newest)
+            st["orphan"] = True
+            self.storage[str(jid)] = st
+            self.orphans.append(str(jid))
+        if a.imap:
+            self.write_imap()
+        self.write_scenario()
+
+    # ------------------------------------------------------------ IMap WAL
+    def write_imap(self):
+        base = os.path.join(self.out, "imap", "seatunnel")
+        running = [j for j in self.jobs if j["jobStatus"] not in END_STATES]
+        ended = [j for j in self.jobs if j["jobStatus"] in END_STATES]
+        t0 = self.now - 7200000
+        region_old = str(IMAP_REGION_BASE + self.rng.randrange(10 ** 9))
+        region_new = str(int(region_old) + 3600 * 10 ** 9 + self.rng.randrange(10 ** 9))
+
+        def put(path, recs):
+            data = pe.encode_wal(recs)
+            self.write(path, data, max(r["timestamp"] for r in recs))
+
+        # engine_checkpoint-id-map: old region fully superseded by the new one
+        old, new = [], []
+        ts = t0
+        for j in (running + ended)[:6]:
+            for pid in j["jobDag"]["pipelineEdges"]:
+                key = pe.checkpoint_id_map_key(int(j["jobId"]), int(pid))
+                ts += 1000
+                old.append({"deleted": False, "key": key,
+                            "keyClassName": pe.CLS_STRING, "value": 5,
+                            "valueClassName": pe.CLS_LONG, "timestamp": ts})
+        ts = t0 + 3600000
+        for r in old:
+            ts += 1000
+            nr = dict(r, timestamp=ts, value=r["value"] + 3)
+            new.append(nr)
+        for r in old[::3]:
+            ts += 1000
+            new.append({"deleted": True, "key": r["key"],
+                        "keyClassName": pe.CLS_STRING, "timestamp": ts})
+        m = os.path.join(base, "engine_checkpoint-id-map")
+        if old:
+            put(os.path.join(m, region_old, "wal.txt"), old)
+            put(os.path.join(m, region_new, "wal.txt"), new)
+        # engine_runningJobState: Long -> JobStatus, tombstones for ended jobs
+        recs = []
+        ts = t0
+        for j in running + ended[:5]:
+            ts += 500
+            recs.append({"deleted": False, "key": int(j["jobId"]),
+                         "keyClassName": pe.CLS_LONG, "value": j["jobStatus"],
+                         "valueClassName": pe.CLS_JOBSTATUS, "timestamp": ts})
+        for j in ended[:5]:
+            ts += 500
+            recs.append({"deleted": True, "key": int(j["jobId"]),
+                         "keyClassName": pe.CLS_LONG, "timestamp": ts})
+        if recs:
+            put(os.path.join(base, "engine_runningJobState", region_new, "wal.txt"), recs)
+        # engine_runningJobInfo: Long -> JobInfo
+        recs = []
+        ts = t0
+        for j in running:
+            ts += 700
+            recs.append({"deleted": False, "key": int(j["jobId"]),
+                         "keyClassName": pe.CLS_LONG,
+                         "value": {"initializationTimestamp": ts - 100,
+                                   "jobImmutableInformation": {
+                                       "payload": self.rng.randbytes(24).hex()}},
+                         "valueClassName": pe.CLS_JOBINFO, "timestamp": ts})
+        if recs:
+            put(os.path.join(base, "engine_runningJobInfo", region_new, "wal.txt"), recs)
+        # engine_stateTimestamps: Long -> Long[13], PipelineLocation -> Long[10]
+        recs = []
+        ts = t0
+        for j in running[:8]:
+            ts += 300
+            arr = [ts - 5000 + 100 * i if i <= 4 else None for i in range(13)]
+            recs.append({"deleted": False, "key": int(j["jobId"]),
+                         "keyClassName": pe.CLS_LONG, "value": arr,
+                         "valueClassName": pe.CLS_LONG_ARRAY, "timestamp": ts})
+            recs.append({"deleted": False,
+                         "key": {"jobId": int(j["jobId"]), "pipelineId": 1},
+                         "keyClassName": pe.CLS_PIPELINE_LOCATION,
+                         "value": [ts - 4000, ts - 3900, None, ts - 3800] + [None] * 6,
+                         "valueClassName": pe.CLS_LONG_ARRAY, "timestamp": ts + 1})
+        if recs:
+            put(os.path.join(base, "engine_stateTimestamps", region_new, "wal.txt"), recs)
+
+    # ------------------------------------------------------------ scenario
+    def write_scenario(self):
+        counts = {}
+        for j in self.jobs:
+            counts[j["jobStatus"]] = counts.get(j["jobStatus"], 0) + 1
+        scen = {
+            "format": "stsim-scenario/1",
+            "generator": {"seed": self.a.seed, "now_ms": self.now,
+                          "jobs": self.a.jobs, "doc_jobs": self.a.doc_jobs,
+                          "checkpoints": self.a.checkpoints},
+            "timezone": "UTC",
+            "legacy_paged": False,
+            "cluster": {
+                "overview": {"projectVersion": "2.3.10", "gitCommitAbbrev": "bef7607",
+                             "totalSlot": "0", "unassignedSlot": "0", "workers": "2"},
+                "members": [self.member(True, 5801), self.member(False, 5802)],
+            },
+            "jobs": self.jobs,
+            "orphans": self.orphans,
+            "storage": self.storage,
+        }
+        path = self.a.scenario_out or os.path.join(self.out, "scenario.json")
+        with open(path, "w") as f:
+            json.dump(scen, f, indent=1)
+            f.write("\n")
+        ns = self.now * 1000000
+        os.utime(path, ns=(ns, ns))
+
+    def member(self, master, port):
+        r = self.rng
+        m = {"isMaster": "true" if master else "false", "host": "127.0.0.1",
+             "port": str(port)}
+        for k in MON_KEYS:
+            if "memory" in k or "space" in k:
+                v = "%.2fG" % (r.randrange(100, 1600) / 100) if "/" not in k \
+                    else "%.2f%%" % (r.randrange(100, 9000) / 100)
+            elif k.startswith("load") or "percentage" in k:
+                v = "%.2f%%" % (r.randrange(0, 9000) / 100)
+            elif k == "cluster.timeMillis":
+                v = str(self.now)
+            elif k == "processors":
+                v = "2"
+            else:
+                v = str(r.randrange(0, 100))
+            m[k] = v
+        return m
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        description="Generate a deterministic sample SeaTunnel cluster state "
+                    "(checkpoint storage, optional IMap WAL, stsim scenario).",
+        epilog="Bench example (20,000 files): --jobs 2000 --pipelines 2 "
+               "--checkpoints 5.  Pass --now-ms for byte-identical output.")
+    ap.add_argument("--out", required=True, help="output directory")
+    ap.add_argument("--jobs", type=int, default=20,
+                    help="engine-known jobs (default 20; >= 13 covers every JobStatus)")
+    ap.add_argument("--pipelines", type=int, default=0,
+                    help="pipelines per job (default: random 1..3)")
+    ap.add_argument("--checkpoints", type=int, default=0,
+                    help="bench mode: exactly C .ser files per pipeline for every "
+                         "job and orphan (default: realistic retention)")
+    ap.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    ap.add_argument("--now-ms", type=int, default=None,
+                    help="'now' in epoch ms (default: current time)")
+    ap.add_argument("--scenario-out", default=None,
+                    help="scenario JSON path (default DIR/scenario.json)")
+    ap.add_argument("--doc-jobs", type=int, default=0,
+                    help="extra engine-known jobs in the documented "
+                         "<jobId>/<pid>/<cid>/<task-location>/state-data and "
+                         "savepoint/<jobId>/<ts>/... layouts (default 0)")
+    ap.add_argument("--imap", action="store_true",
+                    help="also write imap/seatunnel/<map>/<region>/wal.txt")
+    a = ap.parse_args(argv)
+    if a.now_ms is None:
+        a.now_ms = int(time.time() * 1000)
+    if a.jobs < 0 or a.doc_jobs < 0 or a.checkpoints < 0 or a.pipelines < 0:
+        ap.error("counts must be >= 0")
+    g = Gen(a)
+    t = time.time()
+    g.run()
+    print("genstate: %d jobs, %d orphans, %d files in %.1fs -> %s"
+          % (len(g.jobs), len(g.orphans), g.nfiles, time.time() - t, a.out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
