@@ -97,8 +97,54 @@ typedef int (*wal_record_fn)(void *cookie, const struct wal_record *rec);
  * bytes were not a whole record).  A record whose payload does not decode
  * is counted in *bad and skipped.  Returns 0 (fn's non-zero stops early),
  * or -EPROTO when the header itself is garbage.
+ *
+ * Details: a record is read while more than 12 bytes remain (SeaTunnel's
+ * `start + 12 < length`).  A negative length, or one running past the end,
+ * ends the walk as a truncated tail.  Header bytes 4..11 must be zero:
+ * otherwise -EPROTO if it is the first record, else a corrupt tail.  When fn
+ * returns non-zero the walk stops; a negative value is returned as is, a
+ * positive one gives 0.  `fn`, `tail_bytes` and `bad` may be NULL.  The
+ * record's pointers borrow from `p` and are valid only as long as `p` is.
  */
 int wal_walk(const uint8_t *p, size_t n, wal_record_fn fn, void *cookie,
 	     uint64_t *tail_bytes, uint64_t *bad);
+
+/*
+ * Summary of one IMap over all its WAL files (one per region), as the
+ * engine's reader sees it: all records sorted by timestamp, the newest
+ * record per key wins (ties: the later file, then the later offset), and a
+ * winning tombstone hides the key.  Keys compare by raw key bytes.
+ */
+struct wal_summary {
+	uint64_t records;          /* decoded records, tombstones included */
+	uint64_t tombstones;       /* tombstone records */
+	uint64_t keys;             /* distinct keys */
+	uint64_t live_keys;        /* keys whose newest record is live */
+	uint64_t dead_keys;        /* keys whose newest record is a tombstone */
+	uint64_t bad;              /* records whose payload did not decode */
+	uint64_t garbage_files;    /* files that wal_walk refused (-EPROTO) */
+	uint64_t tail_bytes;       /* truncated-tail bytes, all files */
+	uint64_t total_bytes;      /* sum of the file lengths */
+	uint64_t live_bytes;       /* bytes (header+payload) of live winners */
+	uint64_t reclaim_bytes;    /* total_bytes - live_bytes: what a
+				    * compaction keeping only the live
+				    * winners would free */
+	uint64_t superseded_files; /* entries of superseded[] that are true */
+};
+
+/**
+ * Summarise `nfiles` WAL files of one map: files[i] holds lens[i] bytes.
+ * `superseded` (may be NULL) is a caller-owned array of nfiles bools that
+ * receives, per file, whether every record in it (tombstones included) has a
+ * strictly newer record (greater timestamp) for the same key in ANOTHER file,
+ * so removing the file cannot change what the engine reads back.  A file
+ * with no record is superseded; a file with an undecodable record or a
+ * garbage header is not.  Allocates a temporary hash table of borrowed key
+ * pointers, freed before returning; nothing is kept.  0; -ENOMEM;
+ * -EOVERFLOW on absurd sizes; -EINVAL on NULL arrays with nfiles > 0.
+ * Thread-safe (pure function of its inputs).
+ */
+int wal_summarize(const uint8_t *const *files, const size_t *lens,
+		  size_t nfiles, struct wal_summary *out, bool *superseded);
 
 #endif

@@ -23,10 +23,11 @@
 
 struct stfs_conf {
 	/* sources (CONTRACT §1) */
-	char *checkpoint;     /* URI: file:///..., hdfs://, s3://, oss://, cos://, gs:// */
+	char *checkpoint; /* URI: file:///..., hdfs://, s3://, oss://, cos://,
+			     gs:// */
 	char *engines[CONF_MAX_ENGINES]; /* REST v2 base URLs, tried in order */
 	size_t n_engines;
-	char *imap;           /* URI of the IMap persistence namespace */
+	char *imap;	      /* URI of the IMap persistence namespace */
 	char *seatunnel_yaml; /* imported file, or NULL */
 	char *hazelcast_yaml; /* imported file, or NULL */
 	char *state_dir;      /* survives restarts: restore releases */
@@ -35,14 +36,17 @@ struct stfs_conf {
 	bool ro;
 
 	/* timing, in milliseconds unless said otherwise */
-	unsigned timeout_ms;         /* deadline of one remote request (5000) */
+	unsigned timeout_ms;	     /* deadline of one remote request (5000) */
 	unsigned connect_timeout_ms; /* TCP connect deadline (2000) */
-	unsigned engine_ttl_ms;      /* engine job lists are reused this long (3000) */
-	unsigned storage_ttl_ms;     /* storage listings are reused this long (5000) */
-	unsigned cache_ttl_ms;       /* pseudo-file contents / kernel attr cache (3000) */
-	unsigned decision_age_ms;    /* max age of the state used for rm (2000) */
-	unsigned orphan_grace_s;     /* orphan_grace, seconds (600) */
-	unsigned retries;            /* extra tries for idempotent requests (2) */
+	unsigned engine_ttl_ms;	 /* engine job lists are reused this long (3000)
+				  */
+	unsigned storage_ttl_ms; /* storage listings are reused this long (5000)
+				  */
+	unsigned cache_ttl_ms;	 /* pseudo-file contents / kernel attr cache
+				    (3000) */
+	unsigned decision_age_ms; /* max age of the state used for rm (2000) */
+	unsigned orphan_grace_s;  /* orphan_grace, seconds (600) */
+	unsigned retries;	  /* extra tries for idempotent requests (2) */
 
 	/* engine HTTP auth (basic), optional; password is a secret */
 	char *engine_user;
@@ -50,7 +54,7 @@ struct stfs_conf {
 
 	/* object-store credentials and addressing (issue: S3 backend) */
 	char *access_key;
-	char *secret_key; /* secret */
+	char *secret_key;    /* secret */
 	char *session_token; /* secret */
 	char *credentials_file;
 	char *endpoint;
@@ -60,11 +64,23 @@ struct stfs_conf {
 
 	/* seatunnel.yaml facts, when imported */
 	char *engine_http_port; /* "8080" */
+
+	/*
+	 * Keys set explicitly (conf_set / a config file), one bit per key in
+	 * conf.c's key table.  Imports never overwrite such a key; the first
+	 * explicit `engine` replaces the default/imported list, later ones
+	 * append.  Query it with conf_is_explicit().
+	 */
+	unsigned long long explicit_keys;
+	bool engine_in_layer; /* an explicit engine was set in this layer */
 };
+
+#define CONF_MAX_LINE 4096	 /* bytes of one config-file line */
+#define CONF_MAX_FILE (1L << 20) /* bytes of a config or yaml file */
 
 struct conf_err {
 	char file[256]; /* "" for the command line */
-	int line;       /* 0 when not tied to a line */
+	int line;	/* 0 when not tied to a line */
 	char msg[200];
 };
 
@@ -73,11 +89,11 @@ int conf_init_defaults(struct stfs_conf *c);
 
 /**
  * Set one key.  `engine` appends (up to CONF_MAX_ENGINES); every other key
- * replaces.  Flags (`ro`, `path_style`) accept no value, or a boolean
- * (yes/no/true/false/1/0/on/off).  Durations accept a plain number in the
- * key's unit or a suffix ms/s/m/h (e.g. `orphan_grace=10m`).
- * Returns 0; -ENOENT for a key stfs does not know (so main() can hand it
- * to FUSE); -EINVAL for a bad value (err->msg says why).
+ * replaces.  Flags (`ro`, `path_style`) accept no value (NULL or ""), or a
+ * boolean (yes/no/true/false/1/0/on/off).  Durations accept a plain number in
+ * the key's unit or a suffix ms/s/m/h (e.g. `orphan_grace=10m`). Returns 0;
+ * -ENOENT for a key stfs does not know (so main() can hand it to FUSE); -EINVAL
+ * for a bad value (err->msg says why).
  */
 int conf_set(struct stfs_conf *c, const char *key, const char *value,
 	     struct conf_err *err);
@@ -90,21 +106,73 @@ int conf_set(struct stfs_conf *c, const char *key, const char *value,
 int conf_parse_mem(struct stfs_conf *c, const char *name, const char *text,
 		   size_t len, struct conf_err *err);
 
-/** Read and parse a file. -ENOENT/-EACCES/... with err filled when unreadable. */
-int conf_load_file(struct stfs_conf *c, const char *path,
-		   struct conf_err *err);
+/** Read and parse a file. -ENOENT/-EACCES/... with err filled when unreadable.
+ */
+int conf_load_file(struct stfs_conf *c, const char *path, struct conf_err *err);
 
 /**
  * Import the checkpoint storage (namespace, storage.type, fs.defaultFS,
  * s3/oss/cos/gcs bucket, fs.* keys) and the HTTP port from a seatunnel.yaml.
- * Values already set explicitly are kept when `keep_explicit` is true.
+ * Values set explicitly (conf_set, a config file) are always kept.
  */
 int conf_import_seatunnel_yaml(struct stfs_conf *c, const char *path,
 			       struct conf_err *err);
 
+/**
+ * Same, from memory (`name` is used in errors; tests and fuzzing).  The
+ * checkpoint URI comes from checkpoint.storage.{type,plugin-config}; the
+ * engine URL from http.{port,context-path} (https-port when only HTTPS is
+ * enabled), engine_user/engine_password from http basic-auth; access_key,
+ * secret_key, session_token, endpoint, region, path_style, credentials_file
+ * from the plugin-config fs.* keys.  Keys set explicitly are never touched.
+ * 0; -EINVAL (bad yaml, no seatunnel.engine, unknown storage) or -ENOMEM
+ * with err filled (err->line is the yaml line when known).
+ */
+int conf_import_seatunnel_yaml_mem(struct stfs_conf *c, const char *name,
+				   const char *text, size_t len,
+				   struct conf_err *err);
+
 /** Import the IMap map-store namespace from a hazelcast.yaml. */
 int conf_import_hazelcast_yaml(struct stfs_conf *c, const char *path,
 			       struct conf_err *err);
+
+/**
+ * Same, from memory.  Uses hazelcast.map.<engine* or engine_...>.map-store
+ * properties: imap = <fs>/<namespace>/ (the clusterName is the directory
+ * below it).  A file with no enabled engine map-store changes nothing.
+ */
+int conf_import_hazelcast_yaml_mem(struct stfs_conf *c, const char *name,
+				   const char *text, size_t len,
+				   struct conf_err *err);
+
+/**
+ * Run the imports named by the seatunnel_yaml / hazelcast_yaml keys (call
+ * after the command line and the config file were applied), then fill
+ * still-unset credentials from the environment (conf_import_env()).
+ */
+int conf_apply_imports(struct stfs_conf *c, struct conf_err *err);
+
+/**
+ * Fill access_key/secret_key/session_token (and region for s3) from the
+ * environment variables the engine documents for the checkpoint URI's
+ * scheme: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
+ * AWS_REGION (s3); OSS_ACCESS_KEY_ID, OSS_ACCESS_KEY_SECRET (oss);
+ * COSN_SECRET_ID, COSN_SECRET_KEY (cos).  Only keys that are still unset.
+ * 0 or -ENOMEM.
+ */
+int conf_import_env(struct stfs_conf *c);
+
+/**
+ * Start a new source ("layer"): the first explicit `engine` of a layer
+ * replaces the list, later ones append.  conf_parse_mem()/conf_load_file()
+ * start a layer and start another when done, so command-line engines given
+ * after a config file replace the file's list.  Call it yourself between
+ * other sources.
+ */
+void conf_begin_layer(struct stfs_conf *c);
+
+/** Whether `key` was set by conf_set()/a config file (not default/import). */
+bool conf_is_explicit(const struct stfs_conf *c, const char *key);
 
 /** Cross-key checks after everything is set (URIs parse, ...). */
 int conf_validate(const struct stfs_conf *c, struct conf_err *err);

@@ -1,0 +1,1024 @@
+/*
+ * Unit tests for conf/conf.c: defaults, every key, durations, the engine
+ * list, the file parser's errors and line numbers, secret file modes, the
+ * seatunnel.yaml / hazelcast.yaml imports, validation and rendering.
+ * Run from the repository root (fixtures are in tests/fixtures/conf/).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "buf.h"
+#include "conf.h"
+
+#define FIX "tests/fixtures/conf/"
+
+static int setup(void **state)
+{
+	struct stfs_conf *c = calloc(1, sizeof(*c));
+
+	if (!c || conf_init_defaults(c)) {
+		free(c);
+		return -1;
+	}
+	*state = c;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct stfs_conf *c = *state;
+
+	conf_release(c);
+	free(c);
+	return 0;
+}
+
+static int parse(struct stfs_conf *c, const char *text, struct conf_err *e)
+{
+	return conf_parse_mem(c, "t.conf", text, strlen(text), e);
+}
+
+static char *render(const struct stfs_conf *c)
+{
+	struct buf b;
+
+	buf_init(&b, BUF_DEFAULT_MAX);
+	assert_int_equal(conf_render(c, &b), 0);
+	return buf_detach(&b, NULL);
+}
+
+/* A temp file with `text` and `mode`; returns its path (free() it). */
+static char *tmpfile_with(const char *text, mode_t mode)
+{
+	char tmpl[] = "/tmp/test_conf.XXXXXX";
+	int fd = mkstemp(tmpl);
+	size_t n = strlen(text);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, n), (ssize_t)n);
+	assert_int_equal(fchmod(fd, mode), 0);
+	close(fd);
+	return strdup(tmpl);
+}
+
+/* ---- defaults --------------------------------------------------------- */
+
+static void test_conf_defaults(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+
+	assert_string_equal(c->checkpoint,
+			    "file:///tmp/seatunnel/checkpoint_snapshot/");
+	assert_int_equal(c->n_engines, 1);
+	assert_string_equal(c->engines[0], "http://127.0.0.1:8080");
+	assert_string_equal(c->imap, "file:///tmp/seatunnel/imap/");
+	assert_string_equal(c->state_dir, "/var/lib/stfs");
+	assert_null(c->delete_group);
+	assert_null(c->audit_log);
+	assert_false(c->ro);
+	assert_int_equal(c->timeout_ms, 5000);
+	assert_int_equal(c->connect_timeout_ms, 2000);
+	assert_int_equal(c->engine_ttl_ms, 3000);
+	assert_int_equal(c->storage_ttl_ms, 5000);
+	assert_int_equal(c->cache_ttl_ms, 3000);
+	assert_int_equal(c->decision_age_ms, 2000);
+	assert_int_equal(c->orphan_grace_s, 600);
+	assert_int_equal(c->retries, 2);
+	assert_false(conf_is_explicit(c, "engine"));
+	assert_int_equal(conf_validate(c, &e), 0);
+}
+
+/* ---- keys ------------------------------------------------------------- */
+
+static void test_conf_set_each_key(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+	static const struct {
+		const char *k, *v;
+	} kv[] = {
+		{"checkpoint", "hdfs://nn:9870/seatunnel/ckpt"},
+		{"imap", "s3://bucket/imap"},
+		{"seatunnel_yaml", "seatunnel.yaml"},
+		{"hazelcast_yaml", "/etc/seatunnel/hazelcast.yaml"},
+		{"state_dir", "/srv/stfs"},
+		{"delete_group", "stfs-admins"},
+		{"audit_log", "/var/log/stfs-audit.log"},
+		{"ro", "yes"},
+		{"timeout", "7s"},
+		{"connect_timeout", "1500"},
+		{"engine_ttl", "1m"},
+		{"storage_ttl", "250ms"},
+		{"cache_ttl", "0"},
+		{"decision_age", "1s"},
+		{"orphan_grace", "2h"},
+		{"retries", "5"},
+		{"engine_user", "ops"},
+		{"engine_password", "pw"},
+		{"access_key", "AK"},
+		{"secret_key", "SK"},
+		{"session_token", "TOK"},
+		{"credentials_file", "/etc/stfs/creds"},
+		{"endpoint", "https://minio.local:9000"},
+		{"region", "eu-west-1"},
+		{"ca_file", "/etc/ssl/ca.pem"},
+		{"path_style", "on"},
+	};
+
+	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
+		assert_int_equal(conf_set(c, kv[i].k, kv[i].v, &e), 0);
+		assert_true(conf_is_explicit(c, kv[i].k));
+	}
+	assert_string_equal(c->checkpoint, "hdfs://nn:9870/seatunnel/ckpt/");
+	assert_string_equal(c->imap, "s3://bucket/imap/");
+	assert_string_equal(c->seatunnel_yaml, "seatunnel.yaml");
+	assert_string_equal(c->hazelcast_yaml, "/etc/seatunnel/hazelcast.yaml");
+	assert_string_equal(c->state_dir, "/srv/stfs");
+	assert_string_equal(c->delete_group, "stfs-admins");
+	assert_string_equal(c->audit_log, "/var/log/stfs-audit.log");
+	assert_true(c->ro);
+	assert_int_equal(c->timeout_ms, 7000);
+	assert_int_equal(c->connect_timeout_ms, 1500);
+	assert_int_equal(c->engine_ttl_ms, 60000);
+	assert_int_equal(c->storage_ttl_ms, 250);
+	assert_int_equal(c->cache_ttl_ms, 0);
+	assert_int_equal(c->decision_age_ms, 1000);
+	assert_int_equal(c->orphan_grace_s, 7200);
+	assert_int_equal(c->retries, 5);
+	assert_string_equal(c->engine_user, "ops");
+	assert_string_equal(c->engine_password, "pw");
+	assert_string_equal(c->access_key, "AK");
+	assert_string_equal(c->secret_key, "SK");
+	assert_string_equal(c->session_token, "TOK");
+	assert_string_equal(c->credentials_file, "/etc/stfs/creds");
+	assert_string_equal(c->endpoint, "https://minio.local:9000");
+	assert_string_equal(c->region, "eu-west-1");
+	assert_string_equal(c->ca_file, "/etc/ssl/ca.pem");
+	assert_true(c->path_style);
+}
+
+static void test_conf_set_unknown_key(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+
+	assert_int_equal(conf_set(c, "allow_other", NULL, &e), -ENOENT);
+	assert_int_equal(conf_set(c, "default_permissions", "1", &e), -ENOENT);
+	assert_int_equal(conf_set(c, "Checkpoint", "file:///x", &e), -ENOENT);
+}
+
+static void test_conf_set_flags(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+	static const char *const yes[] = {"yes", "true", "1", "on", "TRUE"};
+	static const char *const no[] = {"no", "false", "0", "off", "Off"};
+
+	assert_int_equal(conf_set(c, "ro", NULL, &e), 0);
+	assert_true(c->ro);
+	for (size_t i = 0; i < 5; i++) {
+		assert_int_equal(conf_set(c, "ro", no[i], &e), 0);
+		assert_false(c->ro);
+		assert_int_equal(conf_set(c, "path_style", yes[i], &e), 0);
+		assert_true(c->path_style);
+	}
+	assert_int_equal(conf_set(c, "ro", "maybe", &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "ro"));
+	/* main() passes "" for a bare `-o ro` */
+	assert_int_equal(conf_set(c, "ro", "no", &e), 0);
+	assert_int_equal(conf_set(c, "ro", "", &e), 0);
+	assert_true(c->ro);
+	assert_int_equal(conf_set(c, "timeout", NULL, &e), -EINVAL);
+}
+
+static void test_conf_set_uris(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+	static const struct {
+		const char *in, *out;
+	} ok[] = {
+		{"file:///data/ckpt", "file:///data/ckpt/"},
+		{"file:///data/ckpt/", "file:///data/ckpt/"},
+		{"file:/tmp/hadoop/style", "file:///tmp/hadoop/style/"},
+		{"file://localhost/x", "file:///x/"},
+		{"hdfs://nn:9870", "hdfs://nn:9870/"},
+		{"webhdfs://[::1]:9870/ns", "webhdfs://[::1]:9870/ns/"},
+		{"s3://b", "s3://b/"},
+		{"s3a://my-bucket/a/b", "s3a://my-bucket/a/b/"},
+		{"oss://b/ns", "oss://b/ns/"},
+		{"cos://b-1250000000/ns", "cos://b-1250000000/ns/"},
+		{"cosn://b/ns", "cosn://b/ns/"},
+		{"gs://b/ns", "gs://b/ns/"},
+	};
+	static const char *const bad[] = {
+		"",
+		"/tmp/x",
+		"ftp://h/x",
+		"file://",
+		"file:///",
+		"file://host/x",
+		"s3://",
+		"s3:///path",
+		"hdfs:///x",
+		"hdfs://nn:0/x",
+		"hdfs://nn:99999/x",
+		"hdfs://nn:9x/x",
+		"s3://b/a/../b",
+		"s3://b/x?y",
+		"s3://b/a b",
+		"s3://user@b/x",
+		"s3://b\n/x",
+		"HTTP://x/y",
+	};
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		assert_int_equal(conf_set(c, "checkpoint", ok[i].in, &e), 0);
+		assert_string_equal(c->checkpoint, ok[i].out);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = conf_set(c, "imap", bad[i], &e);
+
+		if (rc != -EINVAL)
+			fail_msg("imap=%s accepted", bad[i]);
+		assert_string_equal(c->imap, "file:///tmp/seatunnel/imap/");
+	}
+	assert_int_equal(conf_set(c, "imap", "ftp://h/x", &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "scheme"));
+	assert_string_equal(e.file, "");
+	assert_int_equal(e.line, 0);
+}
+
+static void test_conf_set_paths(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+
+	assert_int_equal(conf_set(c, "state_dir", "relative/dir", &e), -EINVAL);
+	assert_int_equal(conf_set(c, "state_dir", "", &e), -EINVAL);
+	assert_string_equal(c->state_dir, "/var/lib/stfs");
+	assert_int_equal(conf_set(c, "audit_log", "audit.log", &e), -EINVAL);
+	assert_int_equal(conf_set(c, "delete_group", "wheel", &e), 0);
+	/* an empty optional value unsets it */
+	assert_int_equal(conf_set(c, "delete_group", "", &e), 0);
+	assert_null(c->delete_group);
+	assert_int_equal(conf_set(c, "delete_group", "a\tb", &e), -EINVAL);
+}
+
+/* ---- durations -------------------------------------------------------- */
+
+static void test_conf_duration_suffixes(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+
+	assert_int_equal(conf_set(c, "timeout", "1500", &e), 0);
+	assert_int_equal(c->timeout_ms, 1500);
+	assert_int_equal(conf_set(c, "timeout", "1500ms", &e), 0);
+	assert_int_equal(c->timeout_ms, 1500);
+	assert_int_equal(conf_set(c, "timeout", "3s", &e), 0);
+	assert_int_equal(c->timeout_ms, 3000);
+	assert_int_equal(conf_set(c, "timeout", "2m", &e), 0);
+	assert_int_equal(c->timeout_ms, 120000);
+	assert_int_equal(conf_set(c, "timeout", "1h", &e), 0);
+	assert_int_equal(c->timeout_ms, 3600000);
+	assert_int_equal(conf_set(c, "orphan_grace", "90", &e), 0);
+	assert_int_equal(c->orphan_grace_s, 90);
+	assert_int_equal(conf_set(c, "orphan_grace", "10m", &e), 0);
+	assert_int_equal(c->orphan_grace_s, 600);
+	assert_int_equal(conf_set(c, "orphan_grace", "3000ms", &e), 0);
+	assert_int_equal(c->orphan_grace_s, 3);
+	assert_int_equal(conf_set(c, "orphan_grace", "1h", &e), 0);
+	assert_int_equal(c->orphan_grace_s, 3600);
+}
+
+static void test_conf_duration_rejects(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+	static const struct {
+		const char *k, *v;
+	} bad[] = {
+		{"timeout", "0"},
+		{"timeout", "0s"},
+		{"timeout", "-5"},
+		{"timeout", "+5"},
+		{"timeout", " 5"},
+		{"timeout", "5 s"},
+		{"timeout", "5sec"},
+		{"timeout", "5d"},
+		{"timeout", "abc"},
+		{"timeout", "0x10"},
+		{"timeout", "1.5s"},
+		{"timeout", "2h"},
+		{"timeout", "99999999999999999999999"},
+		{"timeout", "18446744073709551615h"},
+		{"timeout", "4294967296"},
+		{"connect_timeout", "0"},
+		{"decision_age", "11m"},
+		{"orphan_grace", "1500ms"},
+		{"orphan_grace", "367d"},
+		{"orphan_grace", "9000h"},
+		{"retries", "11"},
+		{"retries", "-1"},
+		{"retries", "2s"},
+		{"retries", ""},
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = conf_set(c, bad[i].k, bad[i].v, &e);
+
+		if (rc != -EINVAL)
+			fail_msg("%s=%s accepted", bad[i].k, bad[i].v);
+		assert_true(strlen(e.msg) > 0);
+	}
+	assert_int_equal(c->timeout_ms, 5000);
+	assert_int_equal(c->orphan_grace_s, 600);
+	assert_int_equal(c->retries, 2);
+	assert_int_equal(conf_set(c, "cache_ttl", "0", &e), 0);
+	assert_int_equal(conf_set(c, "retries", "0", &e), 0);
+	assert_int_equal(c->retries, 0);
+}
+
+/* ---- engines ---------------------------------------------------------- */
+
+static void test_conf_engine_replace_then_append(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+
+	assert_int_equal(conf_set(c, "engine", "http://m1:8080/", &e), 0);
+	assert_int_equal(c->n_engines, 1);
+	assert_string_equal(c->engines[0], "http://m1:8080");
+	assert_int_equal(conf_set(c, "engine", "https://m2:8443/api", &e), 0);
+	assert_int_equal(c->n_engines, 2);
+	assert_string_equal(c->engines[0], "http://m1:8080");
+	assert_string_equal(c->engines[1], "https://m2:8443/api");
+	assert_true(conf_is_explicit(c, "engine"));
+}
+
+static void test_conf_engine_command_line_replaces_file(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+
+	assert_int_equal(parse(c,
+			       "engine = http://f1:8080\n"
+			       "engine = http://f2:8080\n",
+			       &e),
+			 0);
+	assert_int_equal(c->n_engines, 2);
+	/* the command line, after the file: replaces, then appends */
+	assert_int_equal(conf_set(c, "engine", "http://c1:8080", &e), 0);
+	assert_int_equal(conf_set(c, "engine", "http://c2:8080", &e), 0);
+	assert_int_equal(c->n_engines, 2);
+	assert_string_equal(c->engines[0], "http://c1:8080");
+	assert_string_equal(c->engines[1], "http://c2:8080");
+	/* a file without engine lines keeps the list */
+	assert_int_equal(parse(c, "region = r\n", &e), 0);
+	assert_int_equal(c->n_engines, 2);
+}
+
+static void test_conf_engine_bad_and_limit(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+	char url[64];
+
+	assert_int_equal(conf_set(c, "engine", "ftp://m1", &e), -EINVAL);
+	assert_int_equal(conf_set(c, "engine", "http://", &e), -EINVAL);
+	assert_int_equal(conf_set(c, "engine", "http://:8080", &e), -EINVAL);
+	assert_int_equal(conf_set(c, "engine", "http://u:p@m1:8080", &e),
+			 -EINVAL);
+	assert_int_equal(conf_set(c, "engine", "m1:8080", &e), -EINVAL);
+	assert_int_equal(conf_set(c, "engine", "", &e), -EINVAL);
+	/* refused values neither replace nor append */
+	assert_int_equal(c->n_engines, 1);
+	assert_string_equal(c->engines[0], "http://127.0.0.1:8080");
+	for (int i = 0; i < CONF_MAX_ENGINES; i++) {
+		snprintf(url, sizeof(url), "http://m%d:8080", i);
+		assert_int_equal(conf_set(c, "engine", url, &e), 0);
+	}
+	assert_int_equal(c->n_engines, CONF_MAX_ENGINES);
+	assert_int_equal(conf_set(c, "engine", "http://one-too-many", &e),
+			 -EINVAL);
+	assert_int_equal(c->n_engines, CONF_MAX_ENGINES);
+	assert_string_equal(c->engines[0], "http://m0:8080");
+}
+
+/* ---- the file parser -------------------------------------------------- */
+
+static void test_conf_parse_basic(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+	const char *text = "# stfs.conf\n"
+			   "\n"
+			   "checkpoint = s3://ckpt/seatunnel/checkpoint\n"
+			   "  engine=http://m1:8080   # first master\n"
+			   "engine\t=\thttp://m2:8080\n"
+			   "ro = off\n"
+			   "timeout = 10s\n"
+			   "delete_group = ops#1\n"
+			   "   # indented comment\n";
+
+	assert_int_equal(parse(c, text, &e), 0);
+	assert_string_equal(c->checkpoint, "s3://ckpt/seatunnel/checkpoint/");
+	assert_int_equal(c->n_engines, 2);
+	assert_string_equal(c->engines[0], "http://m1:8080");
+	assert_string_equal(c->engines[1], "http://m2:8080");
+	assert_false(c->ro);
+	assert_int_equal(c->timeout_ms, 10000);
+	assert_string_equal(c->delete_group, "ops#1");
+}
+
+static void test_conf_parse_quotes(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+
+	assert_int_equal(parse(c,
+			       "delete_group = \"my group # x\"  # c\n"
+			       "engine_user = \"\"\n"
+			       "region=\"eu-west-1\"\n",
+			       &e),
+			 0);
+	assert_string_equal(c->delete_group, "my group # x");
+	assert_null(c->engine_user);
+	assert_string_equal(c->region, "eu-west-1");
+
+	assert_int_equal(parse(c, "region = \"open\n", &e), -EINVAL);
+	assert_int_equal(e.line, 1);
+	assert_non_null(strstr(e.msg, "quote"));
+	assert_int_equal(parse(c, "\nregion = \"a\" b\n", &e), -EINVAL);
+	assert_int_equal(e.line, 2);
+}
+
+static void test_conf_parse_crlf(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+
+	assert_int_equal(parse(c,
+			       "region = r1\r\nretries = 3\r\n\r\n"
+			       "engine = http://x:1/\r\n",
+			       &e),
+			 0);
+	assert_string_equal(c->region, "r1");
+	assert_int_equal(c->retries, 3);
+	assert_string_equal(c->engines[0], "http://x:1");
+}
+
+static void test_conf_parse_error_lines(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+
+	assert_int_equal(parse(c, "# a\nregion = r\nnot a pair\n", &e),
+			 -EINVAL);
+	assert_string_equal(e.file, "t.conf");
+	assert_int_equal(e.line, 3);
+	assert_non_null(strstr(e.msg, "key = value"));
+
+	assert_int_equal(parse(c, "\n\n\n\ntimeout = soon\n", &e), -EINVAL);
+	assert_int_equal(e.line, 5);
+	assert_non_null(strstr(e.msg, "timeout"));
+
+	assert_int_equal(parse(c, "a\n", &e), -EINVAL);
+	assert_int_equal(e.line, 1);
+	assert_int_equal(parse(c, " = v\n", &e), -EINVAL);
+	assert_int_equal(parse(c, "re gion = v\n", &e), -EINVAL);
+
+	/* a line that is not terminated still counts */
+	assert_int_equal(parse(c, "region = r\r\nretries = x", &e), -EINVAL);
+	assert_int_equal(e.line, 2);
+}
+
+static void test_conf_parse_unknown_key(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+
+	assert_int_equal(parse(c, "region = r\nallow_other = 1\n", &e),
+			 -EINVAL);
+	assert_int_equal(e.line, 2);
+	assert_string_equal(e.msg, "unknown key 'allow_other'");
+}
+
+static void test_conf_parse_nul_and_long_lines(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+	static const char nul[] = "region = r\nregion = a\0b\n";
+	size_t n = CONF_MAX_LINE + 20;
+	char *big = malloc(n + 1);
+
+	assert_int_equal(conf_parse_mem(c, "n", nul, sizeof(nul) - 1, &e),
+			 -EINVAL);
+	assert_int_equal(e.line, 2);
+	assert_non_null(strstr(e.msg, "NUL"));
+
+	assert_non_null(big);
+	memset(big, ' ', n);
+	memcpy(big, "\nregion = ", 10);
+	big[n - 1] = 'x';
+	big[n] = '\0';
+	assert_int_equal(parse(c, big, &e), -EINVAL);
+	assert_int_equal(e.line, 2);
+	assert_non_null(strstr(e.msg, "too long"));
+
+	/* exactly CONF_MAX_LINE bytes (plus CRLF) is fine */
+	memset(big, 'a', n);
+	memcpy(big, "region = ", 9);
+	memcpy(big + CONF_MAX_LINE, "\r\n", 3);
+	assert_int_equal(parse(c, big, &e), 0);
+	assert_int_equal(strlen(c->region), CONF_MAX_LINE - 9);
+	free(big);
+}
+
+static void test_conf_parse_secret_not_in_error(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+
+	assert_int_equal(parse(c, "secret_key = s3cr\x01t-value\n", &e),
+			 -EINVAL);
+	assert_null(strstr(e.msg, "s3cr"));
+	assert_non_null(strstr(e.msg, "secret_key"));
+}
+
+/* ---- files ------------------------------------------------------------ */
+
+static void test_conf_load_file_ok_and_missing(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+	char *p = tmpfile_with("retries = 4\nsecret_key = SK\naccess_key = A\n",
+			       0600);
+
+	assert_int_equal(conf_load_file(c, p, &e), 0);
+	assert_int_equal(c->retries, 4);
+	assert_string_equal(c->secret_key, "SK");
+	unlink(p);
+	assert_int_equal(conf_load_file(c, p, &e), -ENOENT);
+	assert_string_equal(e.file, p);
+	assert_non_null(strstr(e.msg, strerror(ENOENT)));
+	free(p);
+
+	assert_int_equal(conf_load_file(c, "/tmp", &e), -EINVAL);
+}
+
+static void test_conf_load_file_secret_mode(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+	char *p = tmpfile_with("region = r\n"
+			       "engine_user = u\n"
+			       "engine_password = hunter2\n",
+			       0640);
+	char *q = tmpfile_with("region = r\nretries = 1\n", 0644);
+
+	assert_int_equal(conf_load_file(c, p, &e), -EACCES);
+	assert_string_equal(e.file, p);
+	assert_int_equal(e.line, 3);
+	assert_non_null(strstr(e.msg, "chmod 600"));
+	assert_null(strstr(e.msg, "hunter2"));
+	/* the same file with 0600 is accepted */
+	assert_int_equal(chmod(p, 0600), 0);
+	assert_int_equal(conf_load_file(c, p, &e), 0);
+	assert_string_equal(c->engine_password, "hunter2");
+	/* a world-readable file without secrets is fine */
+	assert_int_equal(conf_load_file(c, q, &e), 0);
+	assert_int_equal(c->retries, 1);
+	unlink(p);
+	unlink(q);
+	free(p);
+	free(q);
+}
+
+/* ---- yaml imports ----------------------------------------------------- */
+
+static void test_conf_import_seatunnel_shipped(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+
+	/* default-like values first, so the import visibly changes them */
+	c->checkpoint[0] = 'x';
+	assert_int_equal(
+		conf_import_seatunnel_yaml(c, FIX "seatunnel.yaml", &e), 0);
+	assert_string_equal(c->checkpoint,
+			    "file:///tmp/seatunnel/checkpoint_snapshot/");
+	assert_int_equal(c->n_engines, 1);
+	assert_string_equal(c->engines[0], "http://127.0.0.1:8080");
+	assert_string_equal(c->engine_http_port, "8080");
+	assert_string_equal(c->seatunnel_yaml, FIX "seatunnel.yaml");
+	assert_null(c->secret_key);
+	assert_false(conf_is_explicit(c, "checkpoint"));
+	assert_int_equal(conf_validate(c, &e), 0);
+}
+
+static void test_conf_import_seatunnel_s3(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+	char *r;
+
+	assert_int_equal(
+		conf_import_seatunnel_yaml(c, FIX "seatunnel-s3.yaml", &e), 0);
+	assert_string_equal(c->checkpoint,
+			    "s3://seatunnel-ckpt/seatunnel/checkpoint/");
+	assert_string_equal(c->endpoint, "s3.cn-north-1.amazonaws.com.cn");
+	assert_string_equal(c->region, "cn-north-1");
+	assert_string_equal(c->access_key, "AKIAFIXTUREACCESSKEY");
+	assert_string_equal(c->secret_key, "FIXTURE-s3-secret-do-not-leak");
+	assert_true(c->path_style);
+	assert_string_equal(c->engines[0], "http://127.0.0.1:8081/seatunnel");
+	assert_string_equal(c->engine_user, "ops");
+	assert_string_equal(c->engine_password, "FIXTURE-http-password");
+	assert_int_equal(conf_validate(c, &e), 0);
+
+	r = render(c);
+	assert_null(strstr(r, "FIXTURE-s3-secret"));
+	assert_null(strstr(r, "FIXTURE-http-password"));
+	assert_non_null(strstr(r, "secret_key = <redacted>\n"));
+	free(r);
+}
+
+static void test_conf_import_explicit_wins(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+
+	assert_int_equal(conf_set(c, "engine", "http://m9:8080", &e), 0);
+	assert_int_equal(conf_set(c, "region", "us-east-2", &e), 0);
+	assert_int_equal(conf_set(c, "checkpoint", "file:///mine", &e), 0);
+	assert_int_equal(
+		conf_import_seatunnel_yaml(c, FIX "seatunnel-s3.yaml", &e), 0);
+	assert_string_equal(c->checkpoint, "file:///mine/");
+	assert_int_equal(c->n_engines, 1);
+	assert_string_equal(c->engines[0], "http://m9:8080");
+	assert_string_equal(c->region, "us-east-2");
+	/* what the user did not set is imported */
+	assert_string_equal(c->access_key, "AKIAFIXTUREACCESSKEY");
+
+	/* and an explicit value set after the import still replaces it */
+	assert_int_equal(conf_set(c, "engine", "http://m8:8080", &e), 0);
+	assert_int_equal(c->n_engines, 2);
+}
+
+static void test_conf_import_then_explicit_engine(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+
+	assert_int_equal(
+		conf_import_seatunnel_yaml(c, FIX "seatunnel-s3.yaml", &e), 0);
+	/* the first explicit engine replaces the imported one */
+	assert_int_equal(conf_set(c, "engine", "http://m1:8080", &e), 0);
+	assert_int_equal(c->n_engines, 1);
+	assert_string_equal(c->engines[0], "http://m1:8080");
+}
+
+static void test_conf_import_seatunnel_variants(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+	static const struct {
+		const char *yaml, *checkpoint;
+	} v[] = {
+		{"seatunnel:\n engine:\n  checkpoint:\n   storage:\n"
+		 "    type: hdfs\n    plugin-config:\n"
+		 "     namespace: /ns/ckpt\n     storage.type: hdfs\n"
+		 "     fs.defaultFS: hdfs://nn:9000\n",
+		 "hdfs://nn:9000/ns/ckpt/"},
+		{"seatunnel:\n engine:\n  checkpoint:\n   storage:\n"
+		 "    type: hdfs\n    plugin-config:\n"
+		 "     storage.type: oss\n     oss.bucket: oss://ob\n"
+		 "     namespace: /st/ck\n",
+		 "oss://ob/st/ck/"},
+		{"seatunnel:\n engine:\n  checkpoint:\n   storage:\n"
+		 "    type: hdfs\n    plugin-config:\n"
+		 "     storage.type: cos\n     cos.bucket: cosn://cb-125\n"
+		 "     namespace: /st/ck\n"
+		 "     fs.cosn.bucket.region: ap-guangzhou\n",
+		 "cos://cb-125/st/ck/"},
+		{"seatunnel:\n engine:\n  checkpoint:\n   storage:\n"
+		 "    type: hdfs\n    plugin-config:\n"
+		 "     storage.type: gcs\n     gcs.bucket: gs://gb\n"
+		 "     namespace: /st/ck\n",
+		 "gs://gb/st/ck/"},
+		/* storage.type defaults to local, fs.defaultFS to file:/// */
+		{"seatunnel:\n engine:\n  checkpoint:\n   storage:\n"
+		 "    type: hdfs\n    plugin-config:\n"
+		 "     namespace: /data/ck\n",
+		 "file:///data/ck/"},
+		/* no checkpoint section: localfile with an empty config */
+		{"seatunnel:\n engine:\n  backup-count: 1\n",
+		 "file:///tmp/seatunnel/checkpoint/"},
+		{"seatunnel:\n engine:\n  checkpoint:\n   storage:\n"
+		 "    type: localfile\n    plugin-config:\n"
+		 "     namespace: /var/st\n",
+		 "file:///var/st/"},
+	};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		int rc = conf_import_seatunnel_yaml_mem(c, "y", v[i].yaml,
+							strlen(v[i].yaml), &e);
+
+		if (rc)
+			fail_msg("variant %zu: %d %s", i, rc, e.msg);
+		assert_string_equal(c->checkpoint, v[i].checkpoint);
+	}
+	assert_string_equal(c->region, "ap-guangzhou");
+}
+
+static void test_conf_import_seatunnel_errors(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+	static const char *const bad[] = {
+		"seatunnel: [unclosed\n",
+		"key: value\n",
+		"",
+		"seatunnel:\n engine:\n  checkpoint:\n   storage:\n"
+		"    type: hdfs\n    plugin-config:\n"
+		"     storage.type: s3\n     namespace: /x\n",
+		"seatunnel:\n engine:\n  checkpoint:\n   storage:\n"
+		"    type: hdfs\n    plugin-config:\n"
+		"     storage.type: hdfs\n",
+		"seatunnel:\n engine:\n  checkpoint:\n   storage:\n"
+		"    type: rocksdb\n",
+		"seatunnel:\n engine:\n  checkpoint:\n   storage:\n"
+		"    type: hdfs\n    plugin-config:\n"
+		"     fs.defaultFS: viewfs://cluster\n",
+		"seatunnel:\n engine:\n  http:\n   port: 99999\n",
+		"seatunnel:\n engine:\n  http:\n   port: [1]\n",
+		"seatunnel:\n engine:\n  checkpoint:\n   storage:\n"
+		"    type: hdfs\n    plugin-config: [a, b]\n",
+		"\t\x01\x02",
+	};
+	const char *cyc = "seatunnel: &a\n engine: *a\n";
+	const char *syn = "seatunnel:\n  engine:\n x: [\n";
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = conf_import_seatunnel_yaml_mem(c, "bad.yaml", bad[i],
+							strlen(bad[i]), &e);
+
+		if (rc != -EINVAL)
+			fail_msg("bad yaml %zu: rc %d", i, rc);
+		assert_string_equal(e.file, "bad.yaml");
+		assert_true(strlen(e.msg) > 0);
+	}
+	/* the syntax error is reported on its line */
+	assert_int_equal(conf_import_seatunnel_yaml_mem(c, "bad.yaml", syn,
+							strlen(syn), &e),
+			 -EINVAL);
+	assert_true(e.line >= 3);
+	assert_int_equal(
+		conf_import_seatunnel_yaml(c, FIX "nonexistent.yaml", &e),
+		-ENOENT);
+	/* a self-referencing alias is walked without looping */
+	assert_int_equal(
+		conf_import_seatunnel_yaml_mem(c, "c", cyc, strlen(cyc), &e),
+		0);
+	assert_string_equal(c->engines[0], "http://127.0.0.1:8080");
+	/* nothing half-applied beyond valid values */
+	assert_int_equal(conf_validate(c, &e), 0);
+}
+
+static void test_conf_import_hazelcast(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+	const char *hdfs = "hazelcast:\n map:\n  engine*:\n   map-store:\n"
+			   "    enabled: true\n    properties:\n"
+			   "     type: hdfs\n     namespace: /st/imap\n"
+			   "     clusterName: c1\n"
+			   "     fs.defaultFS: hdfs://nn:9000\n";
+	const char *s3 = "hazelcast:\n map:\n  engine_runningJobInfo:\n"
+			 "   map-store:\n    properties:\n"
+			 "     storage.type: s3\n     s3.bucket: s3a://ib\n"
+			 "     clusterName: c1\n"
+			 "     fs.s3a.access.key: IMAPAK\n"
+			 "     fs.s3a.secret.key: IMAPSK\n";
+	const char *off = "hazelcast:\n map:\n  engine*:\n   map-store:\n"
+			  "    enabled: false\n    properties:\n"
+			  "     namespace: /never\n"
+			  "     fs.defaultFS: file:///\n";
+	const char *nofs = "hazelcast:\n map:\n  engine*:\n   map-store:\n"
+			   "    properties:\n     namespace: /x\n";
+
+	assert_int_equal(
+		conf_import_hazelcast_yaml(c, FIX "hazelcast.yaml", &e), 0);
+	assert_string_equal(c->imap, "file:///tmp/seatunnel/imap/");
+	assert_string_equal(c->hazelcast_yaml, FIX "hazelcast.yaml");
+
+	assert_int_equal(
+		conf_import_hazelcast_yaml_mem(c, "h", hdfs, strlen(hdfs), &e),
+		0);
+	assert_string_equal(c->imap, "hdfs://nn:9000/st/imap/");
+
+	/* the namespace defaults to /seatunnel-imap */
+	assert_int_equal(
+		conf_import_hazelcast_yaml_mem(c, "h", s3, strlen(s3), &e), 0);
+	assert_string_equal(c->imap, "s3://ib/seatunnel-imap/");
+	assert_string_equal(c->access_key, "IMAPAK");
+	assert_string_equal(c->secret_key, "IMAPSK");
+
+	/* disabled map-store, shipped file: nothing changes */
+	assert_int_equal(
+		conf_import_hazelcast_yaml_mem(c, "h", off, strlen(off), &e),
+		0);
+	assert_string_equal(c->imap, "s3://ib/seatunnel-imap/");
+	assert_int_equal(
+		conf_import_hazelcast_yaml(c, FIX "hazelcast-shipped.yaml", &e),
+		0);
+	assert_string_equal(c->imap, "s3://ib/seatunnel-imap/");
+
+	/* the imap store defaults to hdfs, which needs fs.defaultFS */
+	assert_int_equal(
+		conf_import_hazelcast_yaml_mem(c, "h", nofs, strlen(nofs), &e),
+		-EINVAL);
+	assert_int_equal(e.line, 6);
+	assert_int_equal(
+		conf_import_hazelcast_yaml_mem(c, "h", "hazelcast: [", 12, &e),
+		-EINVAL);
+	assert_int_equal(
+		conf_import_hazelcast_yaml_mem(c, "h", "other: 1\n", 9, &e),
+		-EINVAL);
+
+	/* explicit imap wins */
+	assert_int_equal(conf_set(c, "imap", "file:///mine", &e), 0);
+	assert_int_equal(
+		conf_import_hazelcast_yaml_mem(c, "h", hdfs, strlen(hdfs), &e),
+		0);
+	assert_string_equal(c->imap, "file:///mine/");
+}
+
+static void test_conf_apply_imports_and_env(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+
+	assert_int_equal(parse(c,
+			       "seatunnel_yaml = " FIX "seatunnel.yaml\n"
+			       "hazelcast_yaml = " FIX "hazelcast.yaml\n"
+			       "checkpoint = s3://envb/ns\n",
+			       &e),
+			 0);
+	setenv("AWS_ACCESS_KEY_ID", "ENVAK", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "ENVSK", 1);
+	assert_int_equal(conf_apply_imports(c, &e), 0);
+	unsetenv("AWS_ACCESS_KEY_ID");
+	unsetenv("AWS_SECRET_ACCESS_KEY");
+	assert_string_equal(c->checkpoint, "s3://envb/ns/");
+	assert_string_equal(c->imap, "file:///tmp/seatunnel/imap/");
+	assert_string_equal(c->engine_http_port, "8080");
+	assert_string_equal(c->access_key, "ENVAK");
+	assert_string_equal(c->secret_key, "ENVSK");
+	assert_int_equal(conf_validate(c, &e), 0);
+}
+
+/* ---- validate / render / release -------------------------------------- */
+
+static void test_conf_validate_errors(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+	char *p;
+
+	assert_int_equal(conf_set(c, "connect_timeout", "6s", &e), 0);
+	assert_int_equal(conf_validate(c, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "connect_timeout"));
+	assert_int_equal(conf_set(c, "connect_timeout", "1s", &e), 0);
+
+	assert_int_equal(conf_set(c, "secret_key", "x", &e), 0);
+	assert_int_equal(conf_validate(c, &e), -EINVAL);
+	assert_int_equal(conf_set(c, "access_key", "a", &e), 0);
+	assert_int_equal(conf_validate(c, &e), 0);
+
+	p = tmpfile_with("[default]\n", 0644);
+	assert_int_equal(conf_set(c, "credentials_file", p, &e), 0);
+	assert_int_equal(conf_validate(c, &e), -EACCES);
+	assert_non_null(strstr(e.msg, "chmod 600"));
+	assert_int_equal(chmod(p, 0600), 0);
+	assert_int_equal(conf_validate(c, &e), 0);
+	unlink(p);
+	assert_int_equal(conf_validate(c, &e), -ENOENT);
+	free(p);
+	assert_int_equal(conf_set(c, "credentials_file", "", &e), 0);
+
+	for (size_t i = 0; i < c->n_engines; i++)
+		free(c->engines[i]);
+	c->n_engines = 0;
+	assert_int_equal(conf_validate(c, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "engine"));
+}
+
+static void test_conf_render_redacts_and_roundtrips(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct stfs_conf d;
+	struct conf_err e = {0};
+	char *r, *r2;
+
+	assert_int_equal(parse(c,
+			       "engine = http://a:1\nengine = http://b:2\n"
+			       "secret_key = TOPSECRET-1\n"
+			       "session_token = TOPSECRET-2\n"
+			       "engine_password = TOPSECRET-3\n"
+			       "engine_user = u\naccess_key = AK\n"
+			       "delete_group = \"g #1\"\nro = yes\n"
+			       "orphan_grace = 1h\n",
+			       &e),
+			 0);
+	r = render(c);
+	assert_null(strstr(r, "TOPSECRET"));
+	assert_non_null(strstr(r, "secret_key = <redacted>\n"));
+	assert_non_null(strstr(r, "session_token = <redacted>\n"));
+	assert_non_null(strstr(r, "engine_password = <redacted>\n"));
+	assert_non_null(
+		strstr(r, "engine = http://a:1\nengine = http://b:2\n"));
+	assert_non_null(strstr(r, "audit_log = \n"));
+	assert_non_null(strstr(r, "ro = yes\n"));
+	assert_non_null(strstr(r, "orphan_grace = 3600\n"));
+	assert_non_null(strstr(r, "delete_group = \"g #1\"\n"));
+	assert_true(strncmp(r, "checkpoint = ", 13) == 0);
+
+	/* the rendering parses back to the same rendering */
+	assert_int_equal(conf_init_defaults(&d), 0);
+	assert_int_equal(conf_parse_mem(&d, "r", r, strlen(r), &e), 0);
+	r2 = render(&d);
+	assert_string_equal(r, r2);
+	conf_release(&d);
+	free(r);
+	free(r2);
+}
+
+static void test_conf_release_zeroes(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+
+	assert_int_equal(conf_set(c, "secret_key", "S", &e), 0);
+	conf_release(c);
+	assert_null(c->checkpoint);
+	assert_null(c->secret_key);
+	assert_int_equal(c->n_engines, 0);
+	assert_int_equal(c->explicit_keys, 0);
+	conf_release(c); /* twice is harmless */
+	assert_int_equal(conf_init_defaults(c), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+		T(test_conf_defaults),
+		T(test_conf_set_each_key),
+		T(test_conf_set_unknown_key),
+		T(test_conf_set_flags),
+		T(test_conf_set_uris),
+		T(test_conf_set_paths),
+		T(test_conf_duration_suffixes),
+		T(test_conf_duration_rejects),
+		T(test_conf_engine_replace_then_append),
+		T(test_conf_engine_command_line_replaces_file),
+		T(test_conf_engine_bad_and_limit),
+		T(test_conf_parse_basic),
+		T(test_conf_parse_quotes),
+		T(test_conf_parse_crlf),
+		T(test_conf_parse_error_lines),
+		T(test_conf_parse_unknown_key),
+		T(test_conf_parse_nul_and_long_lines),
+		T(test_conf_parse_secret_not_in_error),
+		T(test_conf_load_file_ok_and_missing),
+		T(test_conf_load_file_secret_mode),
+		T(test_conf_import_seatunnel_shipped),
+		T(test_conf_import_seatunnel_s3),
+		T(test_conf_import_explicit_wins),
+		T(test_conf_import_then_explicit_engine),
+		T(test_conf_import_seatunnel_variants),
+		T(test_conf_import_seatunnel_errors),
+		T(test_conf_import_hazelcast),
+		T(test_conf_apply_imports_and_env),
+		T(test_conf_validate_errors),
+		T(test_conf_render_redacts_and_roundtrips),
+		T(test_conf_release_zeroes),
+#undef T
+	};
+
+	return cmocka_run_group_tests_name("conf", tests, NULL, NULL);
+}

@@ -1,0 +1,58 @@
+/*
+ * Fuzz the checkpoint decoders: the full decode, the head decode on every
+ * prefix length the input suggests, and the JSON view.  Cross-checks: the
+ * head decode of the whole input agrees with the full decode, and a JSON
+ * view that succeeds is valid JSON.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "protostuff.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct pstuff_ckpt full, head;
+	uint8_t tail[2] = {0, 0};
+	struct buf b;
+	int rc_full, rc;
+
+	rc_full = pstuff_decode_ckpt(data, size, &full);
+	if (size >= 2) {
+		tail[0] = data[size - 2];
+		tail[1] = data[size - 1];
+	}
+	/* heads of a few lengths, copied so ASan sees reads past them */
+	for (size_t k = 0; k <= size; k += (k < 160 ? 1 : size / 8 + 1)) {
+		uint8_t *h = malloc(k ? k : 1);
+
+		if (!h)
+			return 0;
+		memcpy(h, data, k);
+		rc = pstuff_decode_ckpt_head(h, k, tail, size, &head);
+		if (k == size && rc != rc_full)
+			abort();
+		if (k == size && !rc && head.type != full.type)
+			abort();
+		free(h);
+	}
+	/* a head claiming a larger file than given */
+	(void)pstuff_decode_ckpt_head(data, size, tail, (uint64_t)size + 1000,
+				      &head);
+
+	buf_init(&b, BUF_DEFAULT_MAX);
+	rc = pstuff_ckpt_to_json(data, size, &b);
+	if (!rc) {
+		json_t *j = json_loadb(b.data, b.len, JSON_ALLOW_NUL, NULL);
+
+		if (!j)
+			abort();
+		json_decref(j);
+	}
+	buf_release(&b);
+	return 0;
+}
