@@ -1,0 +1,29 @@
+#!/bin/sh
+# Install the Debian packages stfs needs to build, test and demo, when they
+# are missing.  Idempotent and quiet when everything is there.
+#   STFS_DEPS_EXTRA="s3fs rclone"  adds packages (the bench uses this)
+set -e
+PKGS="gcc make pkg-config fuse3 libfuse3-dev libcurl4-openssl-dev
+libjansson-dev libxml2-dev libcmocka-dev libyaml-dev python3 attr rsync
+restic tar curl clang libclang-rt-14-dev procps prometheus $STFS_DEPS_EXTRA"
+missing=""
+for p in $PKGS; do
+	s=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	case "$s" in
+	*"install ok installed"*) ;;
+	*) missing="$missing $p" ;;
+	esac
+done
+[ -z "$missing" ] && exit 0
+echo "deps: installing:$missing"
+if [ "$(id -u)" != 0 ]; then
+	SUDO=sudo
+	command -v sudo >/dev/null || {
+		echo "deps: not root and no sudo; install:$missing" >&2
+		exit 1
+	}
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >/dev/null
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq $missing >/dev/null
