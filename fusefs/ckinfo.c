@@ -1,0 +1,119 @@
+#include "ckinfo.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "pcache.h"
+#include "protostuff.h"
+
+#define CK_BUCKETS 4096
+#define CK_HEAD    256
+
+struct ck_entry {
+	char *key;
+	uint64_t size;
+	int64_t mtime_ns;
+	int type;
+	struct ck_entry *next;
+};
+
+struct ckinfo_table {
+	pthread_mutex_t lock;
+	struct ck_entry *bucket[CK_BUCKETS]; /* protected by lock */
+};
+
+struct ckinfo_table *ckinfo_new(void)
+{
+	struct ckinfo_table *t = calloc(1, sizeof(*t));
+
+	if (t)
+		pthread_mutex_init(&t->lock, NULL);
+	return t;
+}
+
+void ckinfo_free(struct ckinfo_table *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < CK_BUCKETS; i++) {
+		struct ck_entry *e = t->bucket[i], *next;
+
+		for (; e; e = next) {
+			next = e->next;
+			free(e->key);
+			free(e);
+		}
+	}
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+static int ck_lookup(struct ckinfo_table *t, const struct cat_obj *o,
+		     size_t b)
+{
+	int type = -1;
+
+	pthread_mutex_lock(&t->lock);
+	for (struct ck_entry *e = t->bucket[b]; e; e = e->next) {
+		if (e->size == o->size && e->mtime_ns == o->mtime_ns &&
+		    strcmp(e->key, o->key) == 0) {
+			type = e->type;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+	return type;
+}
+
+static int ck_decode(struct stfs *fs, const struct cat_obj *o)
+{
+	uint8_t head[CK_HEAD], tail[2] = {0, 0};
+	struct pstuff_ckpt info;
+	ssize_t n;
+	int rc;
+
+	n = be_read(fs->ckpt, o->key, head, sizeof(head), 0);
+	if (n < 0) {
+		log_warn("%s: cannot read checkpoint header: %s", o->key,
+			 strerror((int)-n));
+		return CKPT_TYPE_UNKNOWN;
+	}
+	if (o->size >= 2 && be_read(fs->ckpt, o->key, tail, 2,
+				    (off_t)(o->size - 2)) != 2)
+		return CKPT_TYPE_UNKNOWN;
+	rc = pstuff_decode_ckpt_head(head, (size_t)n, tail, o->size, &info);
+	if (rc) {
+		log_warn("%s: not a PipelineState checkpoint (%s)", o->key,
+			 strerror(-rc));
+		return CKPT_TYPE_UNKNOWN;
+	}
+	return info.type;
+}
+
+int ckinfo_type(struct stfs *fs, const struct cat_obj *o)
+{
+	struct ckinfo_table *t = fs->ck;
+	size_t b = pcache_hash(o->key) % CK_BUCKETS;
+	struct ck_entry *e;
+	int type = ck_lookup(t, o, b);
+
+	if (type >= 0)
+		return type;
+	type = ck_decode(fs, o);
+	e = calloc(1, sizeof(*e));
+	if (!e || !(e->key = strdup(o->key))) {
+		free(e);
+		return type;
+	}
+	e->size = o->size;
+	e->mtime_ns = o->mtime_ns;
+	e->type = type;
+	pthread_mutex_lock(&t->lock);
+	e->next = t->bucket[b];
+	t->bucket[b] = e;
+	pthread_mutex_unlock(&t->lock);
+	return type;
+}

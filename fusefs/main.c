@@ -1,0 +1,292 @@
+/*
+ * main — stfs [options] MOUNTPOINT
+ *
+ * Order (sshfs): defaults, options, config file, imports, cross-checks,
+ * sources, then fuse_main().  Anything wrong before the mount is printed as
+ * "stfs: FILE:LINE: reason" (or "stfs: -o key: reason") and exits 1; after
+ * the mount nothing exits.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "http.h"
+#include "log.h"
+#include "ops.h"
+#include "stfs.h"
+
+#define MAX_CLI_OPTS 128
+
+struct cli {
+	char *config;
+	char *keys[MAX_CLI_OPTS];
+	char *vals[MAX_CLI_OPTS];
+	int n;
+	bool help, version, foreground, debug;
+	bool bad;
+};
+
+enum { KEY_HELP, KEY_VERSION, KEY_FOREGROUND, KEY_DEBUG };
+
+static const struct fuse_opt cli_spec[] = {
+	FUSE_OPT_KEY("-h", KEY_HELP),
+	FUSE_OPT_KEY("--help", KEY_HELP),
+	FUSE_OPT_KEY("-V", KEY_VERSION),
+	FUSE_OPT_KEY("--version", KEY_VERSION),
+	FUSE_OPT_KEY("-f", KEY_FOREGROUND),
+	FUSE_OPT_KEY("-d", KEY_DEBUG),
+	FUSE_OPT_KEY("debug", KEY_DEBUG),
+	FUSE_OPT_END,
+};
+
+/* secrets are refused on the command line: argv is world-readable */
+static const char *const secret_keys[] = {"secret_key", "session_token",
+					  "engine_password", NULL};
+
+static bool is_secret(const char *key)
+{
+	for (int i = 0; secret_keys[i]; i++)
+		if (strcmp(key, secret_keys[i]) == 0)
+			return true;
+	return false;
+}
+
+static int cli_proc(void *data, const char *arg, int key,
+		    struct fuse_args *outargs)
+{
+	struct cli *cli = data;
+	struct stfs_conf probe;
+	struct conf_err err;
+	char *k, *eq;
+	int rc;
+
+	(void)outargs;
+	switch (key) {
+	case KEY_HELP:
+		cli->help = true;
+		return 0;
+	case KEY_VERSION:
+		cli->version = true;
+		return 0;
+	case KEY_FOREGROUND:
+		cli->foreground = true;
+		return 1;
+	case KEY_DEBUG:
+		cli->debug = cli->foreground = true;
+		return 1;
+	case FUSE_OPT_KEY_OPT:
+		break;
+	default:
+		return 1;
+	}
+	k = strdup(arg);
+	if (!k)
+		return -1;
+	eq = strchr(k, '=');
+	if (eq)
+		*eq++ = '\0';
+	if (strcmp(k, "config") == 0) {
+		free(cli->config);
+		cli->config = eq ? strdup(eq) : NULL;
+		free(k);
+		if (!cli->config) {
+			fprintf(stderr, "stfs: -o config: needs a file\n");
+			cli->bad = true;
+		}
+		return 0;
+	}
+	/* is it one of ours?  ask conf on a scratch copy */
+	memset(&probe, 0, sizeof(probe));
+	conf_init_defaults(&probe);
+	rc = conf_set(&probe, k, eq ? eq : "", &err);
+	conf_release(&probe);
+	if (rc == -ENOENT) {
+		free(k);
+		return 1; /* a FUSE / mount option */
+	}
+	if (is_secret(k)) {
+		fprintf(stderr,
+			"stfs: -o %s: secrets are not accepted on the command "
+			"line (argv is visible to every user); put it in the "
+			"config file (mode 0600) or the environment\n",
+			k);
+		cli->bad = true;
+		free(k);
+		return 0;
+	}
+	if (cli->n == MAX_CLI_OPTS) {
+		fprintf(stderr, "stfs: too many options\n");
+		cli->bad = true;
+		free(k);
+		return 0;
+	}
+	cli->keys[cli->n] = k;
+	cli->vals[cli->n] = eq ? strdup(eq) : NULL;
+	cli->n++;
+	return 0;
+}
+
+static void usage(const char *prog)
+{
+	printf("usage: %s [options] MOUNTPOINT\n\n"
+	       "Mounts an Apache SeaTunnel (Zeta) cluster's state: checkpoint "
+	       "storage merged\nwith the engine's REST API v2, as "
+	       "MOUNTPOINT/jobs/<id>/pipelines/<pid>/checkpoints/<cid>.\n\n"
+	       "stfs options (-o key=value, or `key = value` lines in -o "
+	       "config=FILE):\n"
+	       "    -o config=FILE          read options from FILE "
+	       "(command line wins)\n"
+	       "    -o checkpoint=URI       checkpoint namespace "
+	       "(file:///tmp/seatunnel/checkpoint_snapshot/)\n"
+	       "    -o engine=URL           REST API v2 base URL, repeatable, "
+	       "tried in order (http://127.0.0.1:8080)\n"
+	       "    -o imap=URI             IMap persistence namespace "
+	       "(file:///tmp/seatunnel/imap/)\n"
+	       "    -o seatunnel_yaml=FILE  import checkpoint storage and "
+	       "HTTP port from seatunnel.yaml\n"
+	       "    -o hazelcast_yaml=FILE  import the IMap map-store "
+	       "namespace from hazelcast.yaml\n"
+	       "    -o state_dir=DIR        where releases are kept "
+	       "(/var/lib/stfs)\n"
+	       "    -o delete_group=GROUP   members may delete and release "
+	       "(default: root only)\n"
+	       "    -o audit_log=FILE       append audit records to FILE\n"
+	       "    -o ro                   nothing can be deleted or "
+	       "released\n"
+	       "    -o timeout=MS           deadline of one remote request "
+	       "(5000)\n"
+	       "    -o connect_timeout=MS   TCP connect deadline (2000)\n"
+	       "    -o engine_ttl=MS        reuse engine job lists this long "
+	       "(3000)\n"
+	       "    -o storage_ttl=MS       reuse storage listings this long "
+	       "(5000)\n"
+	       "    -o cache_ttl=MS         pseudo-file and attribute cache "
+	       "(3000)\n"
+	       "    -o decision_age=MS      max age of the job state used by "
+	       "rm (2000)\n"
+	       "    -o orphan_grace=S       orphan grace period (600, or "
+	       "10m)\n"
+	       "    -o retries=N            extra tries for idempotent "
+	       "requests (2)\n"
+	       "    -o engine_user=NAME     basic auth user (password: "
+	       "engine_password in the config file)\n"
+	       "\nSee stfs(1).  FUSE options:\n",
+	       prog);
+}
+
+static int die_conf(const struct conf_err *e, const char *what)
+{
+	if (e->file[0] && e->line)
+		fprintf(stderr, "stfs: %s:%d: %s\n", e->file, e->line, e->msg);
+	else if (e->file[0])
+		fprintf(stderr, "stfs: %s: %s\n", e->file, e->msg);
+	else
+		fprintf(stderr, "stfs: %s: %s\n", what, e->msg);
+	return 1;
+}
+
+static int configure(struct cli *cli, struct stfs_conf *c)
+{
+	struct conf_err err;
+	char what[300];
+
+	memset(&err, 0, sizeof(err));
+	if (conf_init_defaults(c))
+		return 1;
+	if (cli->config && conf_load_file(c, cli->config, &err))
+		return die_conf(&err, cli->config);
+	for (int i = 0; i < cli->n; i++) {
+		memset(&err, 0, sizeof(err));
+		snprintf(what, sizeof(what), "-o %s", cli->keys[i]);
+		if (conf_set(c, cli->keys[i], cli->vals[i] ? cli->vals[i] : "",
+			     &err))
+			return die_conf(&err, what);
+	}
+	/* seatunnel.yaml, hazelcast.yaml, then credentials from the
+	 * environment; explicit keys win over all of them */
+	if (conf_apply_imports(c, &err))
+		return die_conf(&err, "import");
+	if (conf_validate(c, &err))
+		return die_conf(&err, "configuration");
+	return 0;
+}
+
+static void cli_release(struct cli *cli)
+{
+	for (int i = 0; i < cli->n; i++) {
+		free(cli->keys[i]);
+		free(cli->vals[i]);
+	}
+	free(cli->config);
+}
+
+int main(int argc, char *argv[])
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	static struct stfs fs;
+	struct cli cli;
+	int rc, ret = 1;
+
+	memset(&cli, 0, sizeof(cli));
+	if (fuse_opt_parse(&args, &cli, cli_spec, cli_proc) == -1 || cli.bad)
+		goto out_args;
+	if (cli.help) {
+		usage(argv[0]);
+		fuse_lib_help(&args);
+		ret = 0;
+		goto out_args;
+	}
+	if (cli.version) {
+		printf("stfs %s (libfuse %s)\n", STFS_VERSION,
+		       fuse_pkgversion());
+		ret = 0;
+		goto out_args;
+	}
+	if (configure(&cli, &fs.conf))
+		goto out_conf;
+	log_setup(true, !cli.foreground, cli.debug);
+	if (http_global_init()) {
+		fprintf(stderr, "stfs: cannot initialise libcurl\n");
+		goto out_conf;
+	}
+	if (stfs_init(&fs)) {
+		fprintf(stderr, "stfs: out of memory\n");
+		goto out_http;
+	}
+	rc = be_open(fs.conf.checkpoint, &fs.conf, &fs.ckpt);
+	if (rc) {
+		fprintf(stderr, "stfs: checkpoint=%s: %s\n", fs.conf.checkpoint,
+			strerror(-rc));
+		goto out_fs;
+	}
+	if (fs.conf.imap) {
+		rc = be_open(fs.conf.imap, &fs.conf, &fs.imap);
+		if (rc) {
+			fprintf(stderr, "stfs: imap=%s: %s (imap/ disabled)\n",
+				fs.conf.imap, strerror(-rc));
+			fs.imap = NULL;
+		}
+	}
+	rc = engine_new(&fs.conf, &fs.engine);
+	if (rc) {
+		fprintf(stderr, "stfs: engine: %s\n", strerror(-rc));
+		goto out_fs;
+	}
+	http_set_abort_check(fuse_interrupted);
+	if (fuse_opt_add_arg(&args, "-ofsname=stfs,subtype=stfs,max_threads=32"))
+		goto out_fs;
+	ret = fuse_main(args.argc, args.argv, &stfs_ops, &fs);
+out_fs:
+	stfs_release(&fs);
+out_http:
+	http_global_cleanup();
+out_conf:
+	conf_release(&fs.conf);
+out_args:
+	cli_release(&cli);
+	fuse_opt_free_args(&args);
+	return ret;
+}

@@ -1,0 +1,509 @@
+#include "ops.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+
+#include "ckinfo.h"
+#include "log.h"
+#include "protostuff.h"
+#include "render.h"
+#include "stfs.h"
+#include "tree.h"
+
+static struct stfs *fs_ctx(void)
+{
+	return fuse_get_context()->private_data;
+}
+
+/* An open file: a storage object (read through the backend) or a
+ * pseudo-file (a reference to its rendered content). */
+struct handle {
+	struct backend *be;   /* NULL for a pseudo-file */
+	char *key;
+	struct pc_entry *pe;
+};
+
+static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+	struct stfs *fs = fs_ctx();
+	double ttl = fs->conf.cache_ttl_ms / 1000.0;
+
+	(void)conn;
+	cfg->use_ino = 1;
+	cfg->entry_timeout = ttl;
+	cfg->attr_timeout = ttl;
+	cfg->negative_timeout = ttl;
+	cfg->nullpath_ok = 0;
+	return fs;
+}
+
+/* Resolve `path` in a fresh view; the caller closes the view. */
+static int lookup(struct view *v, const char *path, struct node **n)
+{
+	int rc;
+
+	view_open(fs_ctx(), v);
+	*n = malloc(sizeof(**n));
+	if (!*n)
+		return -ENOMEM;
+	rc = tree_resolve(v, path, *n);
+	return rc;
+}
+
+static int fs_getattr(const char *path, struct stat *st,
+		      struct fuse_file_info *fi)
+{
+	struct stfs *fs = fs_ctx();
+	struct handle *h = fi ? (struct handle *)(uintptr_t)fi->fh : NULL;
+	struct view v;
+	struct node *n = NULL;
+	int rc;
+
+	STFS_INC(fs, getattr);
+	if (h && h->pe && path) {
+		/* fstat of an open pseudo-file: its own snapshot */
+		rc = lookup(&v, path, &n);
+		if (rc == 0)
+			rc = tree_stat(&v, path, n, st);
+		if (rc == 0) {
+			st->st_size = (off_t)h->pe->len;
+			st->st_blocks = (blkcnt_t)((h->pe->len + 511) / 512);
+			st->st_mtim.tv_sec = h->pe->mtime_s;
+			st->st_mtim.tv_nsec = 0;
+			st->st_ctim = st->st_atim = st->st_mtim;
+		}
+		goto out;
+	}
+	rc = lookup(&v, path, &n);
+	if (rc == 0)
+		rc = tree_stat(&v, path, n, st);
+out:
+	free(n);
+	view_close(&v);
+	return rc;
+}
+
+struct dir_fill {
+	void *buf;
+	fuse_fill_dir_t filler;
+	bool plus;
+};
+
+static int dir_fill(void *cookie, const char *name, const struct stat *st)
+{
+	struct dir_fill *d = cookie;
+
+	return d->filler(d->buf, name, st, 0,
+			 d->plus ? FUSE_FILL_DIR_PLUS : 0);
+}
+
+static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t filler,
+		      off_t off, struct fuse_file_info *fi,
+		      enum fuse_readdir_flags flags)
+{
+	struct stfs *fs = fs_ctx();
+	struct dir_fill d = {.buf = buf, .filler = filler,
+			     .plus = (flags & FUSE_READDIR_PLUS) != 0};
+	struct view v;
+	struct node *n = NULL;
+	int rc;
+
+	(void)off;
+	(void)fi;
+	STFS_INC(fs, readdir);
+	rc = lookup(&v, path, &n);
+	if (rc == 0) {
+		filler(buf, ".", NULL, 0, 0);
+		filler(buf, "..", NULL, 0, 0);
+		rc = tree_list(&v, path, n, dir_fill, &d);
+	}
+	free(n);
+	view_close(&v);
+	return rc;
+}
+
+static int fs_open(const char *path, struct fuse_file_info *fi)
+{
+	struct stfs *fs = fs_ctx();
+	struct view v;
+	struct node *n = NULL;
+	struct handle *h = NULL;
+	int rc;
+
+	STFS_INC(fs, open);
+	rc = lookup(&v, path, &n);
+	if (rc)
+		goto out;
+	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
+		STFS_INC(fs, refused_mutations);
+		rc = -EROFS;
+		goto out;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	switch (n->kind) {
+	case ND_OBJ:
+	case ND_IMAP_OBJ:
+		h->be = n->kind == ND_OBJ ? fs->ckpt : fs->imap;
+		h->key = strdup(n->kind == ND_OBJ ? n->obj->key : n->sub);
+		if (!h->key)
+			rc = -ENOMEM;
+		fi->keep_cache = 1;
+		break;
+	case ND_PSEUDO:
+		rc = tree_content(&v, path, n, &h->pe);
+		fi->direct_io = 1;
+		break;
+	case ND_LINK:
+		rc = -ELOOP;
+		break;
+	default:
+		rc = -EISDIR;
+		break;
+	}
+	if (rc == 0) {
+		fi->fh = (uint64_t)(uintptr_t)h;
+		h = NULL;
+	}
+out:
+	if (h) {
+		free(h->key);
+		free(h);
+	}
+	free(n);
+	view_close(&v);
+	return rc;
+}
+
+static int fs_read(const char *path, char *buf, size_t size, off_t off,
+		   struct fuse_file_info *fi)
+{
+	struct stfs *fs = fs_ctx();
+	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
+	ssize_t n;
+
+	(void)path;
+	STFS_INC(fs, read);
+	if (off < 0)
+		return -EINVAL;
+	if (h->pe) {
+		if ((size_t)off >= h->pe->len)
+			return 0;
+		if (size > h->pe->len - (size_t)off)
+			size = h->pe->len - (size_t)off;
+		memcpy(buf, h->pe->data + off, size);
+		n = (ssize_t)size;
+	} else {
+		n = be_read(h->be, h->key, buf, size, off);
+	}
+	if (n > 0)
+		STFS_ADD(fs, read_bytes, (uint64_t)n);
+	return (int)n;
+}
+
+static int fs_release(const char *path, struct fuse_file_info *fi)
+{
+	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
+
+	(void)path;
+	if (h) {
+		pcache_put(h->pe);
+		free(h->key);
+		free(h);
+	}
+	return 0;
+}
+
+static int fs_readlink(const char *path, char *buf, size_t size)
+{
+	struct view v;
+	struct node *n = NULL;
+	int rc;
+
+	rc = lookup(&v, path, &n);
+	if (rc == 0 && n->kind != ND_LINK)
+		rc = -EINVAL;
+	if (rc == 0 && size > 0)
+		snprintf(buf, size, "%s", n->link);
+	free(n);
+	view_close(&v);
+	return rc;
+}
+
+/* ---- extended attributes: stfs's own user.stfs.* */
+
+static int xattr_value(struct view *v, const struct node *n, const char *name,
+		       char *out, size_t outsz)
+{
+	if (n->kind == ND_JOB && strcmp(name, "user.stfs.state") == 0) {
+		snprintf(out, outsz, "%s", job_state_name(n->job.state));
+		return 0;
+	}
+	if (n->kind == ND_JOB && strcmp(name, "user.stfs.restore") == 0) {
+		snprintf(out, outsz, "%s",
+			 render_job_released(v->fs, n->job.id) ? "released"
+							       : "protected");
+		return 0;
+	}
+	if ((n->kind == ND_OBJ && n->group == OG_CKPT) ||
+	    n->kind == ND_CKPT) {
+		bool rp = n->kind == ND_OBJ ? n->obj->restore_point
+					    : n->ckpt->restore_point;
+
+		if (strcmp(name, "user.stfs.restore_point") == 0) {
+			snprintf(out, outsz, "%s", rp ? "yes" : "no");
+			return 0;
+		}
+		if (n->kind == ND_OBJ && n->obj->kind == CAT_REAL &&
+		    !n->obj->rn.tmp &&
+		    strcmp(name, "user.stfs.checkpoint_type") == 0) {
+			snprintf(out, outsz, "%s",
+				 ckpt_type_name(ckinfo_type(v->fs, n->obj)));
+			return 0;
+		}
+	}
+	return -ENODATA;
+}
+
+static const char *const xattr_names[] = {
+	"user.stfs.state", "user.stfs.restore", "user.stfs.restore_point",
+	"user.stfs.checkpoint_type",
+};
+
+static int fs_getxattr(const char *path, const char *name, char *value,
+		       size_t size)
+{
+	struct view v;
+	struct node *n = NULL;
+	char val[256];
+	int rc;
+
+	STFS_INC(fs_ctx(), xattr);
+	rc = lookup(&v, path, &n);
+	if (rc == 0)
+		rc = xattr_value(&v, n, name, val, sizeof(val));
+	if (rc == 0) {
+		size_t len = strlen(val);
+
+		if (size == 0)
+			rc = (int)len;
+		else if (size < len)
+			rc = -ERANGE;
+		else {
+			memcpy(value, val, len);
+			rc = (int)len;
+		}
+	}
+	free(n);
+	view_close(&v);
+	return rc;
+}
+
+/* Never EIO (restic stops on it): on any trouble, an empty list. */
+static int fs_listxattr(const char *path, char *list, size_t size)
+{
+	struct view v;
+	struct node *n = NULL;
+	char val[256];
+	size_t need = 0;
+
+	STFS_INC(fs_ctx(), xattr);
+	if (lookup(&v, path, &n) == 0) {
+		for (size_t i = 0; i < sizeof(xattr_names) / sizeof(*xattr_names);
+		     i++) {
+			size_t len = strlen(xattr_names[i]) + 1;
+
+			if (xattr_value(&v, n, xattr_names[i], val,
+					sizeof(val)))
+				continue;
+			if (size && need + len <= size)
+				memcpy(list + need, xattr_names[i], len);
+			need += len;
+		}
+	}
+	free(n);
+	view_close(&v);
+	if (size && need > size)
+		return -ERANGE;
+	return (int)need;
+}
+
+static int fs_statfs(const char *path, struct statvfs *sv)
+{
+	struct stfs *fs = fs_ctx();
+	struct catalog *c = stfs_catalog(fs, 0);
+
+	(void)path;
+	memset(sv, 0, sizeof(*sv));
+	sv->f_bsize = 4096;
+	sv->f_frsize = 4096;
+	sv->f_blocks = (c->bytes + 4095) / 4096;
+	sv->f_files = c->n_objs;
+	sv->f_namemax = 255;
+	catalog_put(c);
+	return 0;
+}
+
+/* ---- everything that would change the tree */
+
+static int refuse(void)
+{
+	STFS_INC(fs_ctx(), refused_mutations);
+	return -EROFS;
+}
+
+static int fs_mkdir(const char *p, mode_t m)
+{
+	(void)p;
+	(void)m;
+	return refuse();
+}
+
+static int fs_mknod(const char *p, mode_t m, dev_t d)
+{
+	(void)p;
+	(void)m;
+	(void)d;
+	return refuse();
+}
+
+static int fs_unlink(const char *p)
+{
+	(void)p;
+	return refuse();
+}
+
+static int fs_rmdir(const char *p)
+{
+	(void)p;
+	return refuse();
+}
+
+static int fs_symlink(const char *a, const char *b)
+{
+	(void)a;
+	(void)b;
+	return refuse();
+}
+
+static int fs_rename(const char *a, const char *b, unsigned int flags)
+{
+	(void)a;
+	(void)b;
+	(void)flags;
+	return refuse();
+}
+
+static int fs_link(const char *a, const char *b)
+{
+	(void)a;
+	(void)b;
+	return refuse();
+}
+
+static int fs_chmod(const char *p, mode_t m, struct fuse_file_info *fi)
+{
+	(void)p;
+	(void)m;
+	(void)fi;
+	return refuse();
+}
+
+static int fs_chown(const char *p, uid_t u, gid_t g,
+		    struct fuse_file_info *fi)
+{
+	(void)p;
+	(void)u;
+	(void)g;
+	(void)fi;
+	return refuse();
+}
+
+static int fs_truncate(const char *p, off_t o, struct fuse_file_info *fi)
+{
+	(void)p;
+	(void)o;
+	(void)fi;
+	return refuse();
+}
+
+static int fs_write(const char *p, const char *b, size_t s, off_t o,
+		    struct fuse_file_info *fi)
+{
+	(void)p;
+	(void)b;
+	(void)s;
+	(void)o;
+	(void)fi;
+	return refuse();
+}
+
+static int fs_create(const char *p, mode_t m, struct fuse_file_info *fi)
+{
+	(void)p;
+	(void)m;
+	(void)fi;
+	return refuse();
+}
+
+static int fs_utimens(const char *p, const struct timespec tv[2],
+		      struct fuse_file_info *fi)
+{
+	(void)p;
+	(void)tv;
+	(void)fi;
+	return refuse();
+}
+
+static int fs_setxattr(const char *p, const char *n, const char *v, size_t s,
+		       int f)
+{
+	(void)p;
+	(void)n;
+	(void)v;
+	(void)s;
+	(void)f;
+	return refuse();
+}
+
+static int fs_removexattr(const char *p, const char *n)
+{
+	(void)p;
+	(void)n;
+	return refuse();
+}
+
+const struct fuse_operations stfs_ops = {
+	.init = fs_init,
+	.getattr = fs_getattr,
+	.readdir = fs_readdir,
+	.open = fs_open,
+	.read = fs_read,
+	.release = fs_release,
+	.readlink = fs_readlink,
+	.getxattr = fs_getxattr,
+	.listxattr = fs_listxattr,
+	.statfs = fs_statfs,
+	.mkdir = fs_mkdir,
+	.mknod = fs_mknod,
+	.unlink = fs_unlink,
+	.rmdir = fs_rmdir,
+	.symlink = fs_symlink,
+	.rename = fs_rename,
+	.link = fs_link,
+	.chmod = fs_chmod,
+	.chown = fs_chown,
+	.truncate = fs_truncate,
+	.write = fs_write,
+	.create = fs_create,
+	.utimens = fs_utimens,
+	.setxattr = fs_setxattr,
+	.removexattr = fs_removexattr,
+};

@@ -1,0 +1,55 @@
+/*
+ * pcache — rendered pseudo-file contents, keyed by path, kept for a TTL.
+ *
+ * CONTRACT §2: "a pseudo-file's content is rendered once and kept with its
+ * attributes for the cache lifetime, so stat, read, stat agree".  getattr
+ * renders (or finds) an entry and reports its exact length; open takes a
+ * reference to the same entry, so reads of one open file see one content
+ * whatever happens meanwhile.
+ *
+ * Entries are immutable and reference-counted.  Thread-safe (one mutex).
+ */
+#ifndef STFS_PCACHE_H
+#define STFS_PCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pc_entry {
+	int refs;           /* atomic */
+	uint64_t hash;
+	char *path;
+	char *data;         /* NUL-terminated; len bytes of content */
+	size_t len;
+	int64_t mtime_s;    /* the source's time, not "now" */
+	int64_t expires_mono_ms;
+	struct pc_entry *next; /* chain; protected by the cache lock */
+};
+
+struct pcache;
+
+/** A cache whose entries live `ttl_ms`.  NULL when out of memory. */
+struct pcache *pcache_new(unsigned ttl_ms);
+void pcache_free(struct pcache *pc);
+
+/** A fresh entry for `path` (a reference: pcache_put it), or NULL. */
+struct pc_entry *pcache_lookup(struct pcache *pc, const char *path);
+/**
+ * Store `data` (malloc'd, ownership taken) for `path` and return a
+ * reference to the entry now cached — an entry that another thread stored
+ * meanwhile wins, so that every caller sees the same content.  NULL when
+ * out of memory (data is freed).
+ */
+struct pc_entry *pcache_insert(struct pcache *pc, const char *path,
+			       char *data, size_t len, int64_t mtime_s);
+struct pc_entry *pcache_ref(struct pc_entry *e);
+void pcache_put(struct pc_entry *e);
+/** Drop every entry (held references stay valid). */
+void pcache_clear(struct pcache *pc);
+/** Number of cached entries (for stats). */
+size_t pcache_count(struct pcache *pc);
+
+/** 64-bit FNV-1a of a string; also the stable inode number of a path. */
+uint64_t pcache_hash(const char *s);
+
+#endif

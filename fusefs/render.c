@@ -1,0 +1,441 @@
+#include "render.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "http.h"
+#include "pcache.h"
+
+void render_time_ms(int64_t ms, char *out, size_t outsz)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (ms <= 0 || !gmtime_r(&t, &tm)) {
+		snprintf(out, outsz, "-");
+		return;
+	}
+	strftime(out, outsz, "%Y-%m-%d %H:%M:%S UTC", &tm);
+}
+
+void render_bytes(uint64_t n, char *out, size_t outsz)
+{
+	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	double d = (double)n;
+	int u = 0;
+
+	while (d >= 1024 && u < 4) {
+		d /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(out, outsz, "%" PRIu64 " B", n);
+	else
+		snprintf(out, outsz, "%.1f %s", d, unit[u]);
+}
+
+bool render_job_released(struct stfs *fs, const char *id)
+{
+	char path[4096];
+	struct stat st;
+
+	if (!fs->conf.state_dir)
+		return false;
+	snprintf(path, sizeof(path), "%s/releases/%s", fs->conf.state_dir, id);
+	return stat(path, &st) == 0;
+}
+
+static size_t restore_points(const struct cat_job *cj)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; cj && i < cj->n_pipes; i++)
+		n += cj->pipes[i].restore != NULL;
+	return n;
+}
+
+void render_verdict(struct view *v, const struct job_view *jv,
+		    struct verdict *out)
+{
+	const struct cat_job *cj = jv->cj;
+	int s = jv->state;
+
+	memset(out, 0, sizeof(*out));
+	out->rule = "";
+	if (v->fs->conf.ro) {
+		out->err = EROFS;
+		out->rule = "R5";
+		snprintf(out->reason, sizeof(out->reason),
+			 "mounted read-only");
+		return;
+	}
+	if (s == JS_UNKNOWN || jv->stale) {
+		out->err = EAGAIN;
+		out->rule = "R3";
+		snprintf(out->reason, sizeof(out->reason), "%s",
+			 v->snap->err ? "the engine cannot be asked"
+				      : "the engine does not know the job and "
+					"its newest object is younger than "
+					"orphan_grace");
+		return;
+	}
+	if (s != JS_ORPHAN && !job_state_is_end(s)) {
+		out->err = EBUSY;
+		out->rule = "R1";
+		snprintf(out->reason, sizeof(out->reason),
+			 "job is %s, not in an end state", job_state_name(s));
+		return;
+	}
+	if (s == JS_FINISHED || s == JS_CANCELED)
+		return;
+	if (restore_points(cj) && !render_job_released(v->fs, jv->id)) {
+		out->err = EPERM;
+		out->rule = "R2";
+		snprintf(out->reason, sizeof(out->reason),
+			 "%zu restore point(s) not released (echo release > "
+			 "restore)",
+			 restore_points(cj));
+	}
+}
+
+static void verdict_line(const struct verdict *vd, char *out, size_t outsz)
+{
+	if (vd->err == 0)
+		snprintf(out, outsz, "yes");
+	else
+		snprintf(out, outsz, "no %s %s %s", strerrorname_np(vd->err),
+			 vd->rule, vd->reason);
+}
+
+static const char *source_name(const struct job_view *jv)
+{
+	if (jv->cj && jv->ej)
+		return "engine and storage";
+	if (jv->ej)
+		return "engine only (no checkpoint storage)";
+	return "storage only";
+}
+
+static const char *layout_name(const struct cat_job *cj)
+{
+	bool real = false, doc = false;
+
+	for (size_t i = 0; i < cj->n_pipes; i++)
+		for (size_t j = 0; j < cj->pipes[i].n_ckpts; j++) {
+			if (cj->pipes[i].ckpts[j].doc)
+				doc = true;
+			else
+				real = true;
+		}
+	if (real && doc)
+		return "real and documented";
+	if (doc || cj->n_sp)
+		return "documented";
+	return real ? "real" : "-";
+}
+
+static void line_time_s(struct buf *out, const char *label, int64_t s)
+{
+	char t[64];
+
+	if (s <= 0)
+		return;
+	render_time_ms(s * 1000, t, sizeof(t));
+	buf_printf(out, "%-12s%s\n", label, t);
+}
+
+static void first_line(const char *s, char *out, size_t outsz)
+{
+	size_t n = strcspn(s, "\r\n");
+
+	if (n >= outsz)
+		n = outsz - 1;
+	memcpy(out, s, n);
+	out[n] = '\0';
+}
+
+int render_job_status(struct view *v, const struct job_view *jv,
+		      struct buf *out)
+{
+	const struct cat_job *cj = jv->cj;
+	const struct engine_job *ej = jv->ej;
+	struct verdict vd;
+	char t[64], b[32], vl[256];
+
+	buf_printf(out, "%-12s%s\n", "job", jv->id);
+	if (ej && ej->name)
+		buf_printf(out, "%-12s%s\n", "name", ej->name);
+	buf_printf(out, "%-12s%s", "state", job_state_name(jv->state));
+	if (jv->stale) {
+		render_time_ms(v->snap->data_ms, t, sizeof(t));
+		buf_printf(out, " (last known, as of %s; engine unreachable)",
+			   t);
+	} else if (jv->state == JS_ORPHAN) {
+		buf_printf(out, " (the engine knows no such job)");
+	} else if (jv->state == JS_UNKNOWN) {
+		buf_printf(out, v->snap->err ? " (engine unreachable)"
+					     : " (not known to the engine; "
+					       "younger than orphan_grace)");
+	}
+	buf_puts(out, "\n");
+	buf_printf(out, "%-12s%s\n", "source", source_name(jv));
+	if (ej) {
+		line_time_s(out, "created", ej->create_s);
+		line_time_s(out, "finished", ej->finish_s);
+		if (ej->error_msg) {
+			first_line(ej->error_msg, vl, sizeof(vl));
+			buf_printf(out, "%-12s%s\n", "error", vl);
+		}
+	}
+	if (cj) {
+		render_bytes(cj->bytes, b, sizeof(b));
+		buf_printf(out,
+			   "%-12s%zu objects, %s (%" PRIu64
+			   " bytes), %zu in flight (.sertmp)\n",
+			   "storage", cj->n_objs, b, cj->bytes, cj->n_tmp);
+		buf_printf(out, "%-12s%s\n", "layout", layout_name(cj));
+		if (cj->newest_ckpt_ms)
+			render_time_ms(cj->newest_ckpt_ms, t, sizeof(t));
+		buf_printf(out, "%-12s%s\n", "newest",
+			   cj->newest_ckpt_ms ? t : "-");
+		if (cj->n_sp)
+			buf_printf(out, "%-12s%zu objects (documented layout)\n",
+				   "savepoints", cj->n_sp);
+		if (cj->n_strays)
+			buf_printf(out, "%-12s%zu objects (see other/)\n",
+				   "unrecognised", cj->n_strays);
+		buf_printf(out, "%-12s%s\n", "released",
+			   render_job_released(v->fs, jv->id) ? "yes" : "no");
+		buf_printf(out, "\n%-10s %-11s %-8s %-36s %s\n", "pipeline",
+			   "checkpoints", "newest", "restore point", "bytes");
+		for (size_t i = 0; i < cj->n_pipes; i++) {
+			const struct cat_pipe *p = &cj->pipes[i];
+			char range[48];
+
+			if (p->n_ckpts)
+				snprintf(range, sizeof(range), "%zu", p->n_ckpts);
+			else
+				snprintf(range, sizeof(range), "0");
+			buf_printf(out, "%-10d %-11s %-8" PRId64 " %-36s %" PRIu64 "\n",
+				   p->id, range,
+				   p->n_ckpts ? p->ckpts[p->n_ckpts - 1].id : -1,
+				   p->restore ? p->restore->name : "-",
+				   p->bytes);
+		}
+	} else {
+		buf_printf(out, "%-12s%s\n", "storage",
+			   "nothing under the checkpoint namespace");
+	}
+	render_verdict(v, jv, &vd);
+	verdict_line(&vd, vl, sizeof(vl));
+	return buf_printf(out, "\n%-12s%s\n", "deletable", vl);
+}
+
+int render_pipe_status(struct view *v, const struct job_view *jv,
+		       int32_t pipe_id, const struct cat_pipe *p,
+		       struct buf *out)
+{
+	char t[64];
+
+	(void)v;
+	buf_printf(out, "%-12s%s\n", "job", jv->id);
+	buf_printf(out, "%-12s%d\n", "pipeline", pipe_id);
+	buf_printf(out, "%-12s%s (job state)\n", "state",
+		   job_state_name(jv->state));
+	if (!p || p->n_ckpts == 0)
+		return buf_printf(out, "%-12s%s\n", "checkpoints", "none");
+	buf_printf(out, "%-12s%zu\n", "checkpoints", p->n_ckpts);
+	buf_printf(out, "%-12s%" PRId64 "\n", "restore", p->restore_ckpt);
+	buf_printf(out, "\n%-12s %-7s %-10s %-24s %-7s %s\n", "checkpoint",
+		   "objects", "bytes", "written", "layout", "role");
+	for (size_t i = 0; i < p->n_ckpts; i++) {
+		const struct cat_ckpt *c = &p->ckpts[i];
+		int64_t wts = 0;
+
+		for (size_t j = 0; j < c->n_objs; j++)
+			if (c->objs[j]->kind == CAT_REAL &&
+			    c->objs[j]->rn.write_ts > wts)
+				wts = c->objs[j]->rn.write_ts;
+		render_time_ms(wts ? wts : c->newest_mtime_ns / 1000000, t,
+			       sizeof(t));
+		buf_printf(out, "%-12" PRId64 " %-7zu %-10" PRIu64 " %-24s %-7s %s\n",
+			   c->id, c->n_objs, c->bytes, t,
+			   c->doc ? "doc" : "real",
+			   c->restore_point ? "restore point"
+			   : c->only_tmp    ? "in flight"
+					    : "superseded");
+	}
+	return 0;
+}
+
+int render_deletable(struct view *v, const struct job_view *jv,
+		     struct buf *out)
+{
+	struct verdict vd;
+	char line[256];
+	size_t sup = 0, rp = 0, tmp = 0;
+
+	render_verdict(v, jv, &vd);
+	verdict_line(&vd, line, sizeof(line));
+	buf_printf(out, "%s\n", line);
+	if (jv->cj) {
+		for (size_t i = 0; i < jv->cj->n_pipes; i++)
+			for (size_t j = 0; j < jv->cj->pipes[i].n_ckpts; j++) {
+				const struct cat_ckpt *c =
+					&jv->cj->pipes[i].ckpts[j];
+
+				for (size_t k = 0; k < c->n_objs; k++) {
+					const struct cat_obj *o = c->objs[k];
+
+					if (o->kind == CAT_REAL && o->rn.tmp)
+						tmp++;
+					else if (o->restore_point)
+						rp++;
+					else
+						sup++;
+				}
+			}
+	}
+	buf_printf(out, "superseded %zu\n", sup);
+	buf_printf(out, "restore_points %zu\n", rp);
+	buf_printf(out, "savepoints %zu\n", jv->cj ? jv->cj->n_sp : 0);
+	return buf_printf(out, "in_flight %zu\n", tmp);
+}
+
+int render_restore(struct view *v, const struct job_view *jv,
+		   struct buf *out)
+{
+	bool rel = render_job_released(v->fs, jv->id);
+
+	buf_printf(out, "%s\n", rel ? "released" : "protected");
+	for (size_t i = 0; jv->cj && i < jv->cj->n_pipes; i++) {
+		const struct cat_pipe *p = &jv->cj->pipes[i];
+
+		if (p->restore)
+			buf_printf(out, "pipeline %d checkpoint %" PRId64 " %s\n",
+				   p->id, p->restore_ckpt, p->restore->key);
+	}
+	return 0;
+}
+
+static void stat_line(struct buf *out, const char *name, const char *help,
+		      const char *type, uint64_t v)
+{
+	buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n%s %" PRIu64 "\n", name,
+		   help, name, type, name, v);
+}
+
+int render_stats(struct view *v, struct buf *out)
+{
+	struct stfs *fs = v->fs;
+	struct http_stats hs;
+	const struct be_stats *bs = &fs->ckpt->stats;
+
+	http_get_stats(&hs);
+	stat_line(out, "stfs_fuse_getattr_total", "getattr calls.", "counter",
+		  fs->n.getattr);
+	stat_line(out, "stfs_fuse_readdir_total", "readdir calls.", "counter",
+		  fs->n.readdir);
+	stat_line(out, "stfs_fuse_read_total", "read calls.", "counter",
+		  fs->n.read);
+	stat_line(out, "stfs_fuse_read_bytes_total", "Bytes returned by read.",
+		  "counter", fs->n.read_bytes);
+	stat_line(out, "stfs_refused_mutations_total",
+		  "Create/write/rename/chmod calls refused.", "counter",
+		  fs->n.refused_mutations);
+	stat_line(out, "stfs_deletions_allowed_total", "Deletions done.",
+		  "counter", fs->n.deletions_allowed);
+	stat_line(out, "stfs_deletions_refused_total", "Deletions refused.",
+		  "counter", fs->n.deletions_refused);
+	stat_line(out, "stfs_catalog_builds_total",
+		  "Listings of the checkpoint namespace.", "counter",
+		  fs->n.catalog_builds);
+	stat_line(out, "stfs_catalog_errors_total",
+		  "Failed listings of the checkpoint namespace.", "counter",
+		  fs->n.catalog_errors);
+	stat_line(out, "stfs_pcache_hits_total", "Pseudo-file cache hits.",
+		  "counter", fs->n.pcache_hits);
+	stat_line(out, "stfs_pcache_misses_total", "Pseudo-file renders.",
+		  "counter", fs->n.pcache_misses);
+	stat_line(out, "stfs_backend_list_requests_total",
+		  "Checkpoint backend list calls (pages).", "counter",
+		  bs->lists);
+	stat_line(out, "stfs_backend_stat_requests_total",
+		  "Checkpoint backend stat calls.", "counter", bs->stats);
+	stat_line(out, "stfs_backend_read_requests_total",
+		  "Checkpoint backend read calls.", "counter", bs->reads);
+	stat_line(out, "stfs_backend_read_bytes_total",
+		  "Bytes read from the checkpoint backend.", "counter",
+		  bs->read_bytes);
+	stat_line(out, "stfs_backend_remove_requests_total",
+		  "Checkpoint backend remove calls.", "counter", bs->removes);
+	stat_line(out, "stfs_backend_errors_total",
+		  "Checkpoint backend errors.", "counter", bs->errors);
+	stat_line(out, "stfs_http_requests_total", "HTTP requests sent.",
+		  "counter", hs.requests);
+	stat_line(out, "stfs_http_retries_total", "HTTP retries.", "counter",
+		  hs.retries);
+	stat_line(out, "stfs_http_errors_total", "HTTP failures.", "counter",
+		  hs.errors);
+	stat_line(out, "stfs_http_timeouts_total", "HTTP deadlines hit.",
+		  "counter", hs.timeouts);
+	if (fs->engine) {
+		struct engine_stats es;
+
+		engine_get_stats(fs->engine, &es);
+		stat_line(out, "stfs_engine_requests_total",
+			  "Requests to the engine REST API.", "counter",
+			  es.requests);
+		stat_line(out, "stfs_engine_failures_total",
+			  "Failed engine requests.", "counter", es.failures);
+		stat_line(out, "stfs_engine_failovers_total",
+			  "Switches to another engine URL.", "counter",
+			  es.failovers);
+		stat_line(out, "stfs_engine_list_fetches_total",
+			  "Job list refreshes.", "counter", es.list_fetches);
+		stat_line(out, "stfs_engine_cache_hits_total",
+			  "Job list answers served from the cache.", "counter",
+			  es.cache_hits);
+	}
+	stat_line(out, "stfs_pcache_entries", "Cached pseudo-files.", "gauge",
+		  pcache_count(fs->pc));
+	return 0;
+}
+
+static void health_backend(struct buf *out, const char *what,
+			   struct backend *be)
+{
+	int err;
+	int64_t err_ms, ok_ms;
+	char msg[160], t1[64], t2[64];
+
+	be_health(be, &err, &err_ms, &ok_ms, msg, sizeof(msg));
+	render_time_ms(ok_ms, t1, sizeof(t1));
+	render_time_ms(err_ms, t2, sizeof(t2));
+	buf_printf(out, "%-10s %-8s %s\n", what,
+		   err && err_ms >= ok_ms ? "degraded" : "ok", be->uri);
+	buf_printf(out, "%-10s last success %s\n", "", t1);
+	if (err)
+		buf_printf(out, "%-10s last error %s: %s\n", "", t2, msg);
+}
+
+int render_health(struct view *v, struct buf *out)
+{
+	char t[64];
+
+	health_backend(out, "checkpoint", v->fs->ckpt);
+	if (v->fs->imap)
+		health_backend(out, "imap", v->fs->imap);
+	render_time_ms(v->snap->data_ms, t, sizeof(t));
+	buf_printf(out, "%-10s %-8s %s\n", "engine",
+		   v->snap->err ? "degraded" : "ok",
+		   v->snap->source[0] ? v->snap->source : "-");
+	buf_printf(out, "%-10s data as of %s\n", "", t);
+	if (v->snap->err)
+		buf_printf(out, "%-10s last error: %s\n", "", v->snap->errmsg);
+	return 0;
+}

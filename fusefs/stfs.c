@@ -1,0 +1,130 @@
+#include "stfs.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ckinfo.h"
+#include "log.h"
+#include "pcache.h"
+
+int stfs_init(struct stfs *fs)
+{
+	pthread_mutex_init(&fs->cat_lock, NULL);
+	pthread_cond_init(&fs->cat_cond, NULL);
+	fs->pc = pcache_new(fs->conf.cache_ttl_ms);
+	fs->ck = ckinfo_new();
+	fs->uid = getuid();
+	fs->gid = getgid();
+	fs->start_ms = now_ms();
+	return fs->pc && fs->ck ? 0 : -ENOMEM;
+}
+
+void stfs_release(struct stfs *fs)
+{
+	catalog_put(fs->cat);
+	fs->cat = NULL;
+	pcache_free(fs->pc);
+	fs->pc = NULL;
+	ckinfo_free(fs->ck);
+	fs->ck = NULL;
+	if (fs->engine)
+		engine_free(fs->engine);
+	fs->engine = NULL;
+	be_close(fs->ckpt);
+	be_close(fs->imap);
+	fs->ckpt = fs->imap = NULL;
+	engine_snap_put(fs->test_snap);
+	fs->test_snap = NULL;
+	pthread_mutex_destroy(&fs->cat_lock);
+	pthread_cond_destroy(&fs->cat_cond);
+}
+
+static struct catalog *empty_catalog(int err)
+{
+	struct catalog *c = NULL;
+
+	if (catalog_from_entries(NULL, 0, &c) == 0)
+		c->err = err;
+	return c;
+}
+
+struct catalog *stfs_catalog(struct stfs *fs, unsigned max_age_ms)
+{
+	unsigned ttl = max_age_ms ? max_age_ms : fs->conf.storage_ttl_ms;
+	struct catalog *c = NULL, *fresh = NULL;
+	int rc;
+
+	pthread_mutex_lock(&fs->cat_lock);
+	for (;;) {
+		if (fs->cat && mono_ms() - fs->cat->built_mono_ms < ttl) {
+			c = catalog_get(fs->cat);
+			pthread_mutex_unlock(&fs->cat_lock);
+			return c;
+		}
+		if (!fs->cat_building)
+			break;
+		/* one thread lists; the others use what exists, if anything */
+		if (fs->cat) {
+			c = catalog_get(fs->cat);
+			pthread_mutex_unlock(&fs->cat_lock);
+			return c;
+		}
+		pthread_cond_wait(&fs->cat_cond, &fs->cat_lock);
+	}
+	fs->cat_building = true;
+	pthread_mutex_unlock(&fs->cat_lock);
+
+	STFS_INC(fs, catalog_builds);
+	rc = catalog_build(fs->ckpt, &fresh);
+
+	pthread_mutex_lock(&fs->cat_lock);
+	fs->cat_building = false;
+	if (rc == 0) {
+		catalog_put(fs->cat);
+		fs->cat = fresh;
+	} else {
+		STFS_INC(fs, catalog_errors);
+		log_warn("listing %s failed: %s", fs->ckpt->uri, strerror(-rc));
+		if (!fs->cat) {
+			fs->cat = empty_catalog(rc);
+		} else {
+			/* keep serving the previous listing; retry after ttl */
+			fs->cat->built_mono_ms = mono_ms();
+		}
+	}
+	c = fs->cat ? catalog_get(fs->cat) : NULL;
+	pthread_cond_broadcast(&fs->cat_cond);
+	pthread_mutex_unlock(&fs->cat_lock);
+	return c ? c : empty_catalog(-ENOMEM);
+}
+
+struct engine_snap *stfs_engine(struct stfs *fs, unsigned max_age_ms)
+{
+	struct engine_snap *s;
+
+	if (fs->test_snap) {
+		__atomic_add_fetch(&fs->test_snap->refs, 1, __ATOMIC_RELAXED);
+		return fs->test_snap;
+	}
+	if (fs->engine)
+		return engine_jobs(fs->engine, max_age_ms);
+	s = calloc(1, sizeof(*s));
+	if (s) {
+		s->refs = 1;
+		s->err = -ENOTCONN;
+		snprintf(s->errmsg, sizeof(s->errmsg), "no engine configured");
+	}
+	return s;
+}
+
+void stfs_invalidate(struct stfs *fs)
+{
+	pthread_mutex_lock(&fs->cat_lock);
+	catalog_put(fs->cat);
+	fs->cat = NULL;
+	pthread_mutex_unlock(&fs->cat_lock);
+	pcache_clear(fs->pc);
+}

@@ -1,0 +1,86 @@
+/*
+ * stfs — the daemon's state, shared by every FUSE worker thread.
+ *
+ * One `struct stfs` exists per mount (fuse_get_context()->private_data).
+ * Its sources are the checkpoint backend (`ckpt`), the optional IMap
+ * backend (`imap`) and the engine client (`engine`, NULL in tests that run
+ * "engine down").  What was read from them is cached here:
+ *
+ *   - the catalog of the checkpoint namespace, rebuilt at most every
+ *     conf.storage_ttl_ms by one thread while the others keep using the
+ *     previous one (single flight under cat_lock);
+ *   - rendered pseudo-files in `pc` (pcache.h), so that stat, read, stat
+ *     agree for conf.cache_ttl_ms;
+ *   - checkpoint types decoded from object headers (ckinfo), keyed by
+ *     object key, size and mtime: storage objects never change in place.
+ *
+ * Lock order: cat_lock, then pcache's lock, then ckinfo_lock; none is held
+ * across a remote call except while waiting for the single flight.
+ */
+#ifndef STFS_STFS_H
+#define STFS_STFS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "backend.h"
+#include "catalog.h"
+#include "conf.h"
+#include "engine.h"
+
+struct pcache;
+struct ckinfo_table;
+
+struct stfs_counters {
+	/* atomic */
+	uint64_t getattr, readdir, open, read, read_bytes, xattr;
+	uint64_t refused_mutations;
+	uint64_t catalog_builds, catalog_errors;
+	uint64_t pcache_hits, pcache_misses;
+	uint64_t deletions_allowed, deletions_refused;
+};
+
+struct stfs {
+	struct stfs_conf conf;
+	struct backend *ckpt;
+	struct backend *imap;   /* NULL when imap= could not be opened */
+	struct engine *engine;  /* NULL: engine unreachable by design (tests) */
+	struct engine_snap *test_snap; /* tests: used instead of the engine */
+
+	pthread_mutex_t cat_lock;
+	pthread_cond_t cat_cond;
+	struct catalog *cat;    /* protected by cat_lock; may be NULL */
+	bool cat_building;      /* protected by cat_lock */
+
+	struct pcache *pc;
+	struct ckinfo_table *ck;
+
+	uid_t uid;
+	gid_t gid;
+	int64_t start_ms;
+	struct stfs_counters n;
+};
+
+/** Set up caches and locks; sources are attached by the caller. 0/-ENOMEM. */
+int stfs_init(struct stfs *fs);
+/** Free caches and close sources (backends, engine). Not the conf. */
+void stfs_release(struct stfs *fs);
+
+/**
+ * The catalog, at most storage_ttl old (or `max_age_ms` when non-zero).
+ * Never NULL: on a failed listing, the previous catalog is returned (or an
+ * empty one with err set).  Release with catalog_put().
+ */
+struct catalog *stfs_catalog(struct stfs *fs, unsigned max_age_ms);
+/** The engine's jobs (a ref; engine_snap_put it).  Never NULL. */
+struct engine_snap *stfs_engine(struct stfs *fs, unsigned max_age_ms);
+/** Forget the cached catalog and pseudo-files (after a deletion). */
+void stfs_invalidate(struct stfs *fs);
+
+#define STFS_INC(fs, field) __atomic_add_fetch(&(fs)->n.field, 1, __ATOMIC_RELAXED)
+#define STFS_ADD(fs, field, v) \
+	__atomic_add_fetch(&(fs)->n.field, (v), __ATOMIC_RELAXED)
+
+#endif

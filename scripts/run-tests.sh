@@ -1,0 +1,36 @@
+#!/bin/bash
+# `make test`: unit tests, script tests, real-mount integration tests and a
+# short fuzz run of every parser.  Ends with one "N passed, N failed" line.
+cd "$(dirname "$0")/.." || exit 1
+total_p=0 total_f=0
+add() { # add "<label>: N passed, M failed" lines from a log
+	local line p f
+	line=$(grep -E '^[a-z-]+: [0-9]+ passed, [0-9]+ failed' "$1" | tail -1)
+	p=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed.*/\1/p')
+	f=$(echo "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
+	if [ -z "$line" ]; then p=0 f=1; echo "$2: no result line (crashed?)"; fi
+	if [ "$3" != 0 ] && [ "${f:-0}" = 0 ]; then f=1; fi
+	total_p=$((total_p + p)) total_f=$((total_f + f))
+}
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+
+echo "== unit tests (cmocka)"
+scripts/run-unit.sh "$@" | tee "$log/unit"
+add "$log/unit" unit "${PIPESTATUS[0]}"
+
+echo "== script tests (simulator, generator)"
+python3 scripts/run-pytests.py 2>&1 | tee "$log/py"
+add "$log/py" scripts "${PIPESTATUS[0]}"
+
+echo "== integration tests (real mounts)"
+tests/integration/run.sh 2>&1 | tee "$log/int"
+add "$log/int" integration "${PIPESTATUS[0]}"
+
+echo "== fuzz (${FUZZ_TIME:=10} s per parser)"
+FUZZ_TIME=$FUZZ_TIME scripts/run-fuzz.sh tests/fuzz/fuzz_*.c 2>&1 | tee "$log/fuzz"
+add "$log/fuzz" fuzz "${PIPESTATUS[0]}"
+
+echo
+echo "$total_p passed, $total_f failed"
+[ "$total_f" = 0 ]

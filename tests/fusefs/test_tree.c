@@ -1,0 +1,413 @@
+/*
+ * test_tree — the virtual tree over an in-memory fake backend and an engine
+ * snapshot parsed from JSON: resolution, listings, states, links, sizes.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fakes/fake_backend.h"
+#include "render.h"
+#include "stfs.h"
+#include "tree.h"
+
+#define OLD_NS  ((int64_t)1600000000 * 1000000000) /* 2020: older than any grace */
+
+static const char engine_json[] =
+	"[{\"jobId\":\"100\",\"jobName\":\"a/b\",\"jobStatus\":\"FAILED\","
+	"\"errorMsg\":\"boom\\nstack\",\"createTime\":\"2025-03-07 14:02:11\","
+	"\"finishTime\":\"2025-03-07 14:05:40\",\"jobDag\":{\"jobId\":\"100\","
+	"\"pipelineEdges\":{\"1\":[],\"2\":[]}},\"metrics\":"
+	"{\"SourceReceivedCount\":\"5\"}},"
+	"{\"jobId\":\"200\",\"jobName\":\"x\",\"jobStatus\":\"RUNNING\","
+	"\"createTime\":\"2025-03-07 14:02:11\",\"jobDag\":{\"jobId\":\"200\","
+	"\"pipelineEdges\":{\"1\":[]}},\"metrics\":{}},"
+	"{\"jobId\":\"400\",\"jobName\":\"x\",\"jobStatus\":\"FINISHED\","
+	"\"createTime\":\"2025-03-07 14:02:11\",\"finishTime\":\"2025-03-07 "
+	"14:05:40\",\"jobDag\":{\"jobId\":\"400\",\"pipelineEdges\":{\"3\":[]}},"
+	"\"metrics\":{}}]";
+
+struct fixture {
+	struct stfs fs;
+	struct view v;
+};
+
+static struct engine_snap *make_snap(int err)
+{
+	struct engine_snap *s = calloc(1, sizeof(*s));
+	char msg[128];
+	long total;
+
+	assert_non_null(s);
+	s->refs = 1;
+	s->err = err;
+	s->data_ms = 1741356340000;
+	assert_int_equal(engine_parse_job_list(engine_json, strlen(engine_json),
+					       false, &s->root_finished,
+					       &s->jobs, &s->n_jobs, &total,
+					       msg, sizeof(msg)),
+			 0);
+	assert_int_equal(s->n_jobs, 3);
+	return s;
+}
+
+static void add(struct backend *be, const char *key, int64_t mtime_ns)
+{
+	assert_int_equal(fake_be_add_str(be, key, key, mtime_ns), 0);
+}
+
+static struct fixture *setup_with(int engine_err)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct backend *be;
+
+	assert_non_null(f);
+	assert_int_equal(conf_init_defaults(&f->fs.conf), 0);
+	f->fs.conf.state_dir = NULL;
+	assert_int_equal(stfs_init(&f->fs), 0);
+	assert_int_equal(fake_be_open(&be), 0);
+	/* job 100: real layout, a newer .sertmp, a stray */
+	add(be, "100/1000-1-1-1.ser", OLD_NS);
+	add(be, "100/2000-2-1-2.ser", OLD_NS + 1);
+	add(be, "100/3000-3-1-3.sertmp", OLD_NS + 2);
+	add(be, "100/1500-4-2-5.ser", OLD_NS);
+	add(be, "100/readme.txt", OLD_NS);
+	/* job 200: documented layout and documented savepoint */
+	add(be, "200/1/7/task-0/state-data", OLD_NS);
+	add(be, "200/1/8/task-0/state-data", OLD_NS);
+	add(be, "savepoint/200/1700/1/task-0/state-data", OLD_NS);
+	/* job 300: storage only, old: an orphan */
+	add(be, "300/1000-1-1-1.ser", OLD_NS);
+	f->fs.ckpt = be;
+	f->fs.test_snap = make_snap(engine_err);
+	view_open(&f->fs, &f->v);
+	return f;
+}
+
+static int setup(void **state)
+{
+	*state = setup_with(0);
+	return 0;
+}
+
+static int setup_down(void **state)
+{
+	*state = setup_with(-ECONNREFUSED);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	view_close(&f->v);
+	stfs_release(&f->fs);
+	conf_release(&f->fs.conf);
+	free(f);
+	return 0;
+}
+
+struct names {
+	char buf[4096];
+};
+
+static int collect(void *cookie, const char *name, const struct stat *st)
+{
+	struct names *n = cookie;
+
+	(void)st;
+	strncat(n->buf, name, sizeof(n->buf) - strlen(n->buf) - 2);
+	strncat(n->buf, " ", sizeof(n->buf) - strlen(n->buf) - 1);
+	return 0;
+}
+
+static const char *list(struct fixture *f, const char *path)
+{
+	static struct names n;
+	struct node nd;
+
+	memset(&n, 0, sizeof(n));
+	assert_int_equal(tree_resolve(&f->v, path, &nd), 0);
+	assert_int_equal(tree_list(&f->v, path, &nd, collect, &n), 0);
+	return n.buf;
+}
+
+static int state_of(struct fixture *f, const char *id)
+{
+	struct job_view jv;
+
+	assert_int_equal(view_job(&f->v, id, &jv), 0);
+	return jv.state;
+}
+
+static void test_tree_jobs_are_the_union(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_string_equal(list(f, "/jobs"), "100 200 300 400 ");
+	assert_string_equal(list(f, "/"),
+			    "jobs by-state by-name cluster stfs.prom ");
+}
+
+static void test_tree_states_from_both_sources(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(state_of(f, "100"), JS_FAILED);
+	assert_int_equal(state_of(f, "200"), JS_RUNNING);
+	assert_int_equal(state_of(f, "300"), JS_ORPHAN);
+	assert_int_equal(state_of(f, "400"), JS_FINISHED);
+	assert_string_equal(list(f, "/by-state/ORPHAN"), "300 ");
+	assert_string_equal(list(f, "/by-state/FAILED"), "100 ");
+	assert_string_equal(list(f, "/by-state/CANCELED"), "");
+}
+
+static void test_tree_engine_down_gives_unknown(void **state)
+{
+	struct fixture *f = *state;
+	struct job_view jv;
+
+	assert_int_equal(state_of(f, "300"), JS_UNKNOWN);
+	assert_int_equal(view_job(&f->v, "100", &jv), 0);
+	assert_int_equal(jv.state, JS_FAILED);
+	assert_true(jv.stale);
+}
+
+static void test_tree_job_directory(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_string_equal(list(f, "/jobs/100"),
+			    "status job.json metrics metrics.json deletable "
+			    "restore pipelines savepoints other ");
+	/* storage only: no engine documents */
+	assert_string_equal(list(f, "/jobs/300"),
+			    "status metrics deletable restore pipelines "
+			    "savepoints ");
+	/* union of storage and engine pipelines */
+	assert_string_equal(list(f, "/jobs/100/pipelines"), "1 2 ");
+	assert_string_equal(list(f, "/jobs/400/pipelines"), "3 ");
+	assert_string_equal(list(f, "/jobs/400/pipelines/3/checkpoints"), "");
+	assert_string_equal(list(f, "/jobs/100/other"), "readme.txt ");
+}
+
+static void test_tree_latest_skips_sertmp(void **state)
+{
+	struct fixture *f = *state;
+	struct node n;
+
+	assert_string_equal(list(f, "/jobs/100/pipelines/1/checkpoints"),
+			    "1 2 3 latest ");
+	assert_int_equal(tree_resolve(&f->v,
+				      "/jobs/100/pipelines/1/checkpoints/latest",
+				      &n),
+			 0);
+	assert_int_equal(n.kind, ND_LINK);
+	assert_string_equal(n.link, "2");
+	assert_int_equal(tree_resolve(&f->v,
+				      "/jobs/100/pipelines/1/checkpoints/3/"
+				      "3000-3-1-3.sertmp",
+				      &n),
+			 0);
+	assert_int_equal(n.kind, ND_OBJ);
+	assert_false(n.obj->restore_point);
+}
+
+static void test_tree_documented_layout(void **state)
+{
+	struct fixture *f = *state;
+	struct node n;
+
+	assert_string_equal(list(f, "/jobs/200/pipelines/1/checkpoints"),
+			    "7 8 latest ");
+	assert_string_equal(list(f, "/jobs/200/pipelines/1/checkpoints/8"),
+			    "task-0 ");
+	assert_int_equal(tree_resolve(&f->v,
+				      "/jobs/200/pipelines/1/checkpoints/8/"
+				      "task-0/state-data",
+				      &n),
+			 0);
+	assert_int_equal(n.kind, ND_OBJ);
+	assert_string_equal(n.obj->key, "200/1/8/task-0/state-data");
+	assert_true(n.obj->restore_point);
+	assert_int_equal(tree_resolve(&f->v,
+				      "/jobs/200/pipelines/1/checkpoints/latest",
+				      &n),
+			 0);
+	assert_string_equal(n.link, "8");
+	assert_string_equal(list(f, "/jobs/200/savepoints"), "1700 ");
+	assert_int_equal(tree_resolve(&f->v,
+				      "/jobs/200/savepoints/1700/1/task-0/"
+				      "state-data",
+				      &n),
+			 0);
+	assert_int_equal(n.kind, ND_OBJ);
+	assert_string_equal(n.obj->key,
+			    "savepoint/200/1700/1/task-0/state-data");
+}
+
+static void test_tree_nonsense_paths(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const bad[] = {
+		"/nope", "/jobs/999", "/jobs/100/pipelines/9",
+		"/jobs/100/pipelines/01", "/jobs/100/pipelines/1/checkpoints/9",
+		"/jobs/100/pipelines/1/checkpoints/02", "/by-state/NOPE",
+		"/by-state/failed", "/by-state/RUNNING/100", "/jobs/300/job.json",
+		"/jobs/100/other/nope", "/by-name/a/b", "/by-name/a%2fb",
+		"/cluster/nope", "/.stfs/nope", "/jobs/200/other",
+	};
+	struct node n;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		int rc = tree_resolve(&f->v, bad[i], &n);
+
+		if (rc != -ENOENT)
+			fail_msg("%s: %d", bad[i], rc);
+	}
+	assert_int_equal(tree_resolve(&f->v, "/jobs/100/status/x", &n),
+			 -ENOTDIR);
+}
+
+static void test_tree_by_name(void **state)
+{
+	struct fixture *f = *state;
+	struct node n;
+
+	assert_string_equal(list(f, "/by-name"), "a%2Fb x ");
+	assert_string_equal(list(f, "/by-name/x"), "200 400 ");
+	assert_int_equal(tree_resolve(&f->v, "/by-name/a%2Fb/100", &n), 0);
+	assert_int_equal(n.kind, ND_LINK);
+	assert_string_equal(n.link, "../../jobs/100");
+}
+
+static void test_tree_pseudo_sizes_are_exact(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const files[] = {
+		"/jobs/100/status", "/jobs/100/job.json", "/jobs/100/metrics",
+		"/jobs/100/deletable", "/jobs/300/status",
+		"/jobs/100/pipelines/1/status", "/stfs.prom", "/.stfs/config",
+	};
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++) {
+		struct node n;
+		struct stat st;
+		struct pc_entry *e;
+
+		assert_int_equal(tree_resolve(&f->v, files[i], &n), 0);
+		assert_int_equal(tree_stat(&f->v, files[i], &n, &st), 0);
+		assert_int_equal(tree_content(&f->v, files[i], &n, &e), 0);
+		assert_int_equal(st.st_size, e->len);
+		assert_int_equal(st.st_blocks, (e->len + 511) / 512);
+		assert_int_equal(strlen(e->data), e->len);
+		pcache_put(e);
+	}
+}
+
+static void test_tree_status_content(void **state)
+{
+	struct fixture *f = *state;
+	struct node n;
+	struct pc_entry *e;
+
+	assert_int_equal(tree_resolve(&f->v, "/jobs/100/status", &n), 0);
+	assert_int_equal(tree_content(&f->v, "/jobs/100/status", &n, &e), 0);
+	assert_non_null(strstr(e->data, "state       FAILED\n"));
+	assert_non_null(strstr(e->data, "error       boom\n"));
+	assert_non_null(strstr(e->data, "2000-2-1-2.ser"));
+	assert_non_null(strstr(e->data, "deletable   no EPERM R2"));
+	pcache_put(e);
+	assert_int_equal(tree_resolve(&f->v, "/jobs/200/status", &n), 0);
+	assert_int_equal(tree_content(&f->v, "/jobs/200/status", &n, &e), 0);
+	assert_non_null(strstr(e->data, "deletable   no EBUSY R1"));
+	pcache_put(e);
+	assert_int_equal(tree_resolve(&f->v, "/jobs/100/job.json", &n), 0);
+	assert_int_equal(tree_content(&f->v, "/jobs/100/job.json", &n, &e), 0);
+	assert_memory_equal(e->data, "{\"jobId\":\"100\"", 14);
+	assert_int_equal(e->data[e->len - 1], '\n');
+	pcache_put(e);
+}
+
+static void test_tree_inodes_and_mtimes(void **state)
+{
+	struct fixture *f = *state;
+	const char *p = "/jobs/100/pipelines/1/checkpoints/2/2000-2-1-2.ser";
+	struct node n;
+	struct stat a, b, c;
+
+	assert_int_equal(tree_resolve(&f->v, p, &n), 0);
+	assert_int_equal(tree_stat(&f->v, p, &n, &a), 0);
+	assert_int_equal(tree_stat(&f->v, p, &n, &b), 0);
+	assert_int_equal(a.st_ino, b.st_ino);
+	assert_int_equal(a.st_mtim.tv_sec, OLD_NS / 1000000000);
+	assert_int_equal(a.st_mtim.tv_nsec, 1);
+	assert_int_equal(a.st_ctim.tv_sec, a.st_mtim.tv_sec);
+	assert_int_equal(a.st_size, strlen("100/2000-2-1-2.ser"));
+	assert_int_equal(tree_resolve(&f->v, "/jobs/100", &n), 0);
+	assert_int_equal(tree_stat(&f->v, "/jobs/100", &n, &c), 0);
+	assert_true(S_ISDIR(c.st_mode));
+	assert_int_not_equal(c.st_ino, a.st_ino);
+	/* finish time wins over older objects */
+	assert_true(c.st_mtim.tv_sec > OLD_NS / 1000000000);
+}
+
+static void test_tree_name_escaping(void **state)
+{
+	static const char *const names[] = {
+		"plain", "a/b", "50%", ".", "..", "tab\there", "x/../y", "é/ü",
+	};
+	char esc[256], back[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		tree_escape_name(names[i], esc, sizeof(esc));
+		assert_null(strchr(esc, '/'));
+		assert_string_not_equal(esc, ".");
+		assert_string_not_equal(esc, "..");
+		assert_int_equal(tree_unescape_name(esc, back, sizeof(back)), 0);
+		assert_string_equal(back, names[i]);
+	}
+	assert_int_equal(tree_unescape_name("%G1", back, sizeof(back)),
+			 -EINVAL);
+	assert_int_equal(tree_unescape_name("%4", back, sizeof(back)),
+			 -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_tree_jobs_are_the_union,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_tree_states_from_both_sources, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_tree_engine_down_gives_unknown, setup_down,
+			teardown),
+		cmocka_unit_test_setup_teardown(test_tree_job_directory, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_tree_latest_skips_sertmp,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tree_documented_layout,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tree_nonsense_paths, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_tree_by_name, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_tree_pseudo_sizes_are_exact, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tree_status_content,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tree_inodes_and_mtimes,
+						setup, teardown),
+		cmocka_unit_test(test_tree_name_escaping),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,262 @@
+#!/bin/bash
+# The merged tree on a real mount over the local backend and the engine
+# simulator, checked with the tools operators and backup programs use.
+. "$(dirname "$0")/lib.sh"
+
+STATE=$T/state
+python3 "$ROOT/scripts/genstate.py" --out "$STATE" --jobs 30 --seed 7 \
+	--doc-jobs 2 --imap >"$T/gen.log" 2>&1 || { cat "$T/gen.log"; exit 1; }
+NS=$STATE/checkpoint
+start_sim "$STATE/scenario.json" a
+PORT=$SIM_PORT_a
+M=$T/mnt
+OPTS="checkpoint=file://$NS/,engine=http://127.0.0.1:$PORT,imap=file://$STATE/imap/,state_dir=$T/statedir,timeout=2000,orphan_grace=10m"
+mount_stfs "$M" -o "$OPTS" || { finish; exit 1; }
+
+# what the engine knows, asked directly
+python3 - "$PORT" >"$T/engine.tsv" <<'PY'
+import json, sys, urllib.request
+base = "http://127.0.0.1:%s" % sys.argv[1]
+for path in ("/running-jobs", "/finished-jobs/"):
+    d = json.load(urllib.request.urlopen(base + path, timeout=5))
+    if isinstance(d, dict):
+        d = d["data"]
+    for j in d:
+        print("%s\t%s\t%s" % (j["jobId"], j["jobStatus"], j.get("jobName", "")))
+PY
+storage_ids=$(cd "$NS" && ls | grep -E '^[0-9]+$' | sort)
+engine_ids=$(cut -f1 "$T/engine.tsv" | sort)
+want=$(printf '%s\n%s\n' "$storage_ids" "$engine_ids" | sort -u | grep .)
+got=$(ls "$M/jobs" | sort)
+check_eq "jobs/ is the union of storage and engine ($(echo "$want" | wc -l) jobs)" "$want" "$got"
+
+sp_only=$(ls "$NS/savepoint" 2>/dev/null | head -1)
+if [ -n "$sp_only" ]; then
+	check "a job with documented savepoint data is listed" test -d "$M/jobs/$sp_only"
+fi
+check ".stfs is hidden from the root listing" bash -c "! ls -a '$M' | grep -q '^.stfs$'"
+check ".stfs/config is reachable by path" grep -q '^checkpoint' "$M/.stfs/config"
+
+# state per job: engine's where it knows, ORPHAN/UNKNOWN where it doesn't
+errs=0
+while IFS=$'\t' read -r id st name; do
+	s=$(getfattr --only-values -n user.stfs.state "$M/jobs/$id" 2>/dev/null)
+	[ "$s" == "$st" ] || { echo "    $id: $s != $st"; errs=$((errs + 1)); }
+	grep -q "^state *$st" "$M/jobs/$id/status" || errs=$((errs + 1))
+	test -L "$M/by-state/$st/$id" || errs=$((errs + 1))
+done <"$T/engine.tsv"
+check_eq "engine states in xattr, status and by-state" 0 "$errs"
+orph=0
+for id in $storage_ids; do
+	grep -q "^$id	" "$T/engine.tsv" && continue
+	s=$(getfattr --only-values -n user.stfs.state "$M/jobs/$id")
+	case $s in ORPHAN | UNKNOWN) orph=$((orph + 1)) ;; *) echo "    $id: $s" ;; esac
+done
+n_orph=$(for id in $storage_ids; do grep -q "^$id	" "$T/engine.tsv" || echo "$id"; done | wc -l)
+check_eq "storage-only jobs are ORPHAN or UNKNOWN" "$n_orph" "$orph"
+check "by-state/ORPHAN is a directory" test -d "$M/by-state/ORPHAN"
+jobjson_ok() {
+	local id
+	for id in $engine_ids; do [ -f "$M/jobs/$id/job.json" ] || return 1; done
+	for id in $storage_ids; do
+		grep -q "^$id	" "$T/engine.tsv" && continue
+		[ ! -e "$M/jobs/$id/job.json" ] || return 1
+	done
+}
+check "engine-known jobs have job.json, storage-only ones do not" jobjson_ok
+
+# job.json is the engine's job-info object
+one=$(head -1 "$T/engine.tsv" | cut -f1)
+check "job.json parses and names the job" python3 -c "
+import json,sys; d=json.load(open('$M/jobs/$one/job.json')); sys.exit(d['jobId']!='$one')"
+
+# by-name: names with '/' are written %2F
+n_slash=$(cut -f3 "$T/engine.tsv" | grep -c / || true)
+if [ "$n_slash" -gt 0 ]; then
+	check "by-name escapes '/' as %2F" bash -c "ls '$M/by-name' | grep -q '%2F'"
+fi
+check "by-name links resolve to job directories" bash -c "
+	for d in '$M'/by-name/*/*; do [ -d \"\$d\" ] || exit 1; done"
+
+# du -sb of every real-layout job's pipelines/ equals the raw bytes
+errs=0 n=0
+for id in $storage_ids; do
+	[ -n "$(find "$NS/$id" -mindepth 1 -type d -print -quit)" ] && continue # doc layout
+	raw=$(find "$NS/$id" -type f -printf '%s\n' | awk '{s+=$1} END {print s+0}')
+	mnt=$(du -sb --exclude=latest --exclude=status "$M/jobs/$id/pipelines" | cut -f1)
+	n=$((n + 1))
+	[ "$raw" == "$mnt" ] || { echo "    $id: raw $raw, mount $mnt"; errs=$((errs + 1)); }
+done
+check_eq "du -sb of pipelines/ (less status, latest) equals the raw bytes ($n jobs)" 0 "$errs"
+
+# every raw object appears exactly once, under its own name, same bytes
+errs=0
+while read -r f; do
+	id=${f%%/*}
+	name=${f#*/}
+	pid=$(echo "$name" | cut -d- -f3)
+	cid=$(echo "$name" | cut -d- -f4 | cut -d. -f1)
+	cmp -s "$NS/$f" "$M/jobs/$id/pipelines/$pid/checkpoints/$cid/$name" || errs=$((errs + 1))
+done < <(cd "$NS" && find . -type f -name '*.ser*' -path './[0-9]*' -printf '%P\n' |
+	awk -F/ 'NF==2')
+check_eq "real-layout objects are byte-identical under checkpoints/<cid>/" 0 "$errs"
+
+# tar of the mount, extracted, is byte-identical to the raw files
+mkdir -p "$T/untar"
+(cd "$M/jobs" && tar -cf - --exclude=latest ./*/pipelines 2>"$T/tar.err") | tar -C "$T/untar" -xf -
+check "tar of jobs/*/pipelines exits cleanly" test ! -s "$T/tar.err"
+errs=0
+for f in $(cd "$T/untar" && find . -type f -name '*.ser*'); do
+	cmp -s "$T/untar/$f" "$NS/$(echo "$f" | awk -F/ '{print $2"/"$NF}')" || errs=$((errs + 1))
+done
+cnt=$(cd "$T/untar" && find . -type f -name '*.ser*' | wc -l)
+rawcnt=$(cd "$NS" && find . -mindepth 2 -maxdepth 2 -type f -name '*.ser*' -path './[0-9]*' | wc -l)
+check_eq "tar round trip holds every real-layout object" "$rawcnt" "$cnt"
+check_eq "tar round trip is byte-identical" 0 "$errs"
+
+# documented layout: <cid>/<task-location>/state-data
+doc=$(cd "$NS" && find . -mindepth 4 -type f -name state-data -path './[0-9]*' -printf '%P\n' | head -1)
+if [ -n "$doc" ]; then
+	id=$(echo "$doc" | cut -d/ -f1)
+	rest=$(echo "$doc" | cut -d/ -f2-)
+	pid=$(echo "$rest" | cut -d/ -f1)
+	cid=$(echo "$rest" | cut -d/ -f2)
+	tl=$(echo "$rest" | cut -d/ -f3-)
+	check "documented layout: checkpoints/<cid>/<task-location>/state-data" \
+		cmp -s "$NS/$doc" "$M/jobs/$id/pipelines/$pid/checkpoints/$cid/$tl"
+	maxcid=$(ls "$NS/$id/$pid" | sort -n | tail -1)
+	check_eq "documented layout: latest is the greatest checkpoint id" "$maxcid" \
+		"$(readlink "$M/jobs/$id/pipelines/$pid/checkpoints/latest")"
+fi
+spdoc=$(cd "$NS" && find savepoint -type f -printf '%P\n' 2>/dev/null | head -1)
+if [ -n "$spdoc" ]; then
+	id=${spdoc%%/*}
+	check "documented savepoint data under savepoints/" \
+		cmp -s "$NS/savepoint/$spdoc" "$M/jobs/$id/savepoints/${spdoc#*/}"
+fi
+
+# latest = greatest write timestamp among finished .ser (real layout)
+errs=0 n=0
+for id in $storage_ids; do
+	for p in $(ls "$NS/$id" | grep '\.ser$' | cut -d- -f3 | sort -u); do
+		best=$(ls "$NS/$id" | grep "^[0-9]*-[0-9]*-$p-[0-9]*\.ser$" | sort -t- -k1,1n -k2,2n | tail -1)
+		cid=$(echo "$best" | cut -d- -f4 | cut -d. -f1)
+		got=$(readlink "$M/jobs/$id/pipelines/$p/checkpoints/latest")
+		n=$((n + 1))
+		[ "$cid" == "$got" ] || { echo "    $id/$p: $got, want $cid"; errs=$((errs + 1)); }
+	done
+done
+check_eq "latest -> the greatest write timestamp ($n pipelines)" 0 "$errs"
+rp=$(find "$M/jobs" -path '*/checkpoints/latest' | head -1)
+if [ -n "$rp" ]; then
+	obj=$(ls "$rp/" | grep -v sertmp | head -1)
+	check_eq "user.stfs.restore_point on the restore point" yes \
+		"$(getfattr --only-values -n user.stfs.restore_point "$rp/$obj")"
+fi
+
+# real-layout savepoints appear as links under savepoints/
+spl=$(find "$M/jobs" -maxdepth 3 -path '*/savepoints/*' -type l | head -1)
+if [ -n "$spl" ]; then
+	check "a savepoint link resolves to its checkpoint directory" test -d "$spl/"
+	f=$(ls "$spl/" | grep '\.ser$' | head -1)
+	check_eq "the linked object is a savepoint" savepoint \
+		"$(getfattr --only-values -n user.stfs.checkpoint_type "$spl/$f")"
+fi
+
+# stat, read, stat agree; sizes are exact
+errs=0
+for f in "$M"/jobs/*/status "$M"/jobs/*/metrics "$M"/jobs/*/job.json "$M/stfs.prom"; do
+	s1=$(stat -c %s "$f")
+	r=$(wc -c <"$f")
+	s2=$(stat -c %s "$f")
+	[ "$s1" == "$r" ] && [ "$r" == "$s2" ] || { echo "    $f: $s1 $r $s2"; errs=$((errs + 1)); }
+done
+check_eq "stat, read, stat agree on pseudo-files" 0 "$errs"
+check "st_blocks is ceil(size/512)" bash -c "
+	find '$M/jobs' -type f -printf '%s %b\n' | awk '{ if (\$2 != int((\$1+511)/512)) exit 1 }'"
+check "mtimes come from the sources (none in the future)" bash -c "
+	now=\$(date +%s); find '$M/jobs' -printf '%T@\n' | awk -v n=\$now '{ if (\$1 > n + 1) exit 1 }'"
+
+# Prometheus text
+if command -v promtool >/dev/null; then
+	check "promtool accepts every metrics file and stfs.prom" bash -c "
+		for f in '$M'/jobs/*/metrics '$M/stfs.prom'; do
+			out=\$(promtool check metrics <\"\$f\" 2>&1) || { echo \"\$f: \$out\"; exit 1; }
+			[ -z \"\$out\" ] || { echo \"\$f: \$out\"; exit 1; }
+		done"
+fi
+check "metrics has the job state sample" grep -q '^seatunnel_job_state{' "$M/jobs/$one/metrics"
+
+# xattrs: getfattr -d works everywhere, listxattr never fails
+check "getfattr -d on a job directory shows user.stfs.state" \
+	bash -c "getfattr -d '$M/jobs/$one' | grep -q user.stfs.state"
+check "getfattr -R -d over the whole tree exits 0" \
+	bash -c "getfattr -R -d '$M/jobs' '$M/by-state' >/dev/null 2>'$T/getfattr.err'"
+
+# inode numbers: stable within a mount and across a remount
+find "$M/jobs" -printf '%i %P\n' | sort >"$T/ino1"
+rsync -a "$M/jobs/" "$T/rsync/" 2>"$T/rsync1.err"
+check "rsync -a of the mount exits cleanly" test ! -s "$T/rsync1.err"
+unmount_stfs "$M"
+mount_stfs "$M" -o "$OPTS"
+find "$M/jobs" -printf '%i %P\n' | sort >"$T/ino2"
+check "inode numbers are equal across a remount" cmp -s "$T/ino1" "$T/ino2"
+n=$(rsync -a --stats "$M/jobs/" "$T/rsync/" 2>&1 | sed -n 's/^Number of regular files transferred: //p')
+check_eq "a second rsync -a transfers nothing" 0 "$n"
+
+# restic reads the tree (listxattr must not fail)
+export RESTIC_PASSWORD=stfs-test
+restic init -q -r "$T/restic" >/dev/null 2>&1
+restic backup -q -r "$T/restic" "$M/jobs" >"$T/restic.log" 2>&1
+check "restic backup of jobs/ succeeds" test $? = 0
+
+# nothing can be changed: EROFS/EPERM at once, storage untouched
+(cd "$NS" && find . -printf '%P %s %T@\n' | sort) >"$T/before"
+job=$(echo "$storage_ids" | head -1)
+obj=$(find "$M/jobs/$job/pipelines" -type f -name '*.ser' | head -1)
+refused() { # refused CMD...: fails with EROFS or EPERM
+	local err
+	err=$("$@" 2>&1) && return 1
+	echo "$err" | grep -qE 'Read-only file system|Operation not permitted'
+}
+check "rm of a checkpoint object is refused" refused rm -f "$obj"
+check "rm -r of a job is refused" refused rm -rf "$M/jobs/$job"
+check "touch is refused" refused touch "$M/jobs/$job/newfile"
+check "mkdir is refused" refused mkdir "$M/jobs/$job/d"
+check "mv is refused" refused mv "$obj" "$obj.x"
+check "chmod is refused" refused chmod 600 "$obj"
+check "writing a file is refused" refused bash -c "echo x >> '$obj'"
+check "ln -s is refused" refused ln -s x "$M/jobs/$job/l"
+check "setfattr is refused" refused setfattr -n user.x -v 1 "$obj"
+(cd "$NS" && find . -printf '%P %s %T@\n' | sort) >"$T/after"
+check "the storage is unchanged after every refused call" cmp -s "$T/before" "$T/after"
+
+# engine trouble: the tree stays browsable from storage, within the deadline
+kill -STOP "$SIM_PID_a"
+sleep 3.5 # let the cached lists expire
+t0=$(date +%s%N)
+ls "$M/jobs" >"$T/ls-hung" 2>&1
+cat "$M/jobs/$job/status" >"$T/st-hung" 2>&1
+dt=$((($(date +%s%N) - t0) / 1000000))
+kill -CONT "$SIM_PID_a"
+check "ls and cat return within the deadline while the engine hangs (${dt} ms)" test "$dt" -lt 6000
+check "storage jobs are still listed while the engine hangs" grep -q "^$job$" "$T/ls-hung"
+sim_ctl "$PORT" POST /__sim/fault '{"mode":"garbage"}' >/dev/null
+sleep 3.5
+check "status says the engine is unreachable on garbage answers" \
+	grep -q 'engine unreachable\|last known' "$M/jobs/$job/status"
+sim_ctl "$PORT" POST /__sim/fault '{"mode":"none"}' >/dev/null
+
+unmount_stfs "$M"
+check "the daemon exits after unmount" bash -c "! kill -0 $STFS_PID 2>/dev/null"
+
+# options are checked before mounting
+out=$("$STFS" -o timeout=abc "$T/nomnt" 2>&1)
+rc=$?
+check "a bad option value is refused before mounting (rc=$rc)" test "$rc" = 1 -a -n "$out"
+printf 'checkpoint = file:///tmp/x/\nbogus line\n' >"$T/bad.conf"
+out=$("$STFS" -o config="$T/bad.conf" "$T/nomnt" 2>&1)
+check "a bad config line is reported with file and line" grep -q "bad.conf:2:" <<<"$out"
+out=$("$STFS" -o secret_key=hunter2 "$T/nomnt" 2>&1)
+check "a secret on the command line is refused" test $? = 1
+finish
