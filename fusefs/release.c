@@ -1,0 +1,348 @@
+/*
+ * release — persistent restore releases.  See release.h.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "release.h"
+
+#define ID_SZ	   20
+#define TMP_PREFIX ".tmp."
+
+struct release_store {
+	pthread_mutex_t lock;
+	int dfd;	     /* the releases/ directory, O_DIRECTORY */
+	char dir[4096];	     /* its path, for log lines */
+	char (*ids)[ID_SZ];  /* protected by ->lock; sorted by strcmp */
+	size_t n, cap;	     /* protected by ->lock */
+	unsigned long tmp_n; /* protected by ->lock; temp name counter */
+};
+
+bool release_id_valid(const char *id)
+{
+	size_t i;
+
+	if (!id)
+		return false;
+	for (i = 0; id[i]; i++)
+		if (id[i] < '0' || id[i] > '9' || i >= ID_SZ - 1)
+			return false;
+	return i > 0;
+}
+
+/* Index of id, or of where it would go (*found false). Lock held. */
+static size_t find(const struct release_store *rs, const char *id, bool *found)
+{
+	size_t lo = 0, hi = rs->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(rs->ids[mid], id);
+
+		if (c == 0) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = false;
+	return lo;
+}
+
+/* Make room for one more id; 0 or -ENOMEM. Lock held. */
+static int cache_reserve(struct release_store *rs)
+{
+	if (rs->n == rs->cap) {
+		size_t cap = rs->cap ? rs->cap * 2 : 16;
+		char(*n)[ID_SZ] = realloc(rs->ids, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		rs->ids = n;
+		rs->cap = cap;
+	}
+	return 0;
+}
+
+/* Add id to the cache; 0 or -ENOMEM. Lock held. */
+static int cache_add(struct release_store *rs, const char *id)
+{
+	bool found;
+	size_t i = find(rs, id, &found);
+
+	if (found)
+		return 0;
+	if (cache_reserve(rs))
+		return -ENOMEM;
+	memmove(rs->ids + i + 1, rs->ids + i, (rs->n - i) * sizeof(*rs->ids));
+	snprintf(rs->ids[i], ID_SZ, "%s", id);
+	rs->n++;
+	return 0;
+}
+
+static void cache_del(struct release_store *rs, const char *id)
+{
+	bool found;
+	size_t i = find(rs, id, &found);
+
+	if (!found)
+		return;
+	memmove(rs->ids + i, rs->ids + i + 1,
+		(rs->n - i - 1) * sizeof(*rs->ids));
+	rs->n--;
+}
+
+static int mkdir_0700(const char *path)
+{
+	if (mkdir(path, 0700) == 0 || errno == EEXIST)
+		return 0;
+	return -errno;
+}
+
+/* Remove stale temp files and load the ids.  Lock not needed (not shared). */
+static int load(struct release_store *rs)
+{
+	int fd = openat(rs->dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	DIR *d;
+	int rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	while ((de = readdir(d))) {
+		const char *name = de->d_name;
+		struct stat st;
+
+		if (!strncmp(name, TMP_PREFIX, strlen(TMP_PREFIX))) {
+			if (unlinkat(rs->dfd, name, 0) == 0)
+				log_info("release: removed stale %s/%s",
+					 rs->dir, name);
+			else
+				log_warn("release: cannot remove %s/%s: %s",
+					 rs->dir, name, strerror(errno));
+			continue;
+		}
+		if (!release_id_valid(name))
+			continue;
+		if (fstatat(rs->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode)) {
+			log_warn("release: ignoring %s/%s: not a regular file",
+				 rs->dir, name);
+			continue;
+		}
+		rc = cache_add(rs, name);
+		if (rc)
+			break;
+	}
+	closedir(d);
+	return rc;
+}
+
+int release_open(const char *state_dir, struct release_store **out)
+{
+	struct release_store *rs;
+	int rc;
+
+	*out = NULL;
+	if (!state_dir || !*state_dir)
+		return -EINVAL;
+	rs = calloc(1, sizeof(*rs));
+	if (!rs)
+		return -ENOMEM;
+	rs->dfd = -1;
+	if ((size_t)snprintf(rs->dir, sizeof(rs->dir), "%s/releases",
+			     state_dir) >= sizeof(rs->dir)) {
+		free(rs);
+		return -EINVAL;
+	}
+	rc = mkdir_0700(state_dir);
+	if (!rc)
+		rc = mkdir_0700(rs->dir);
+	if (rc) {
+		log_err("release: cannot create %s (or its parent): %s",
+			rs->dir, strerror(-rc));
+		free(rs);
+		return rc;
+	}
+	rs->dfd = open(rs->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rs->dfd < 0) {
+		rc = -errno;
+		log_err("release: cannot open %s: %s", rs->dir, strerror(-rc));
+		free(rs);
+		return rc;
+	}
+	rc = load(rs);
+	if (rc) {
+		log_err("release: cannot read %s: %s", rs->dir, strerror(-rc));
+		close(rs->dfd);
+		free(rs->ids);
+		free(rs);
+		return rc;
+	}
+	pthread_mutex_init(&rs->lock, NULL);
+	*out = rs;
+	return 0;
+}
+
+void release_close(struct release_store *rs)
+{
+	if (!rs)
+		return;
+	pthread_mutex_destroy(&rs->lock);
+	close(rs->dfd);
+	free(rs->ids);
+	free(rs);
+}
+
+bool release_is_released(struct release_store *rs, const char *job_id)
+{
+	bool found;
+
+	if (!rs || !release_id_valid(job_id))
+		return false;
+	pthread_mutex_lock(&rs->lock);
+	find(rs, job_id, &found);
+	pthread_mutex_unlock(&rs->lock);
+	return found;
+}
+
+size_t release_list(struct release_store *rs, char (*ids)[20], size_t max)
+{
+	size_t n;
+
+	if (!rs)
+		return 0;
+	pthread_mutex_lock(&rs->lock);
+	n = rs->n;
+	if (ids && n && max)
+		memcpy(ids, rs->ids, (n < max ? n : max) * sizeof(*ids));
+	pthread_mutex_unlock(&rs->lock);
+	return n;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static void iso_time(int64_t ms, char *out, size_t sz)
+{
+	int64_t s = ms / 1000, frac = ms % 1000;
+	time_t t;
+	struct tm tm;
+
+	if (frac < 0) {
+		frac += 1000;
+		s--;
+	}
+	t = (time_t)s;
+	if (!gmtime_r(&t, &tm)) {
+		snprintf(out, sz, "@%" PRId64, ms);
+		return;
+	}
+	snprintf(out, sz, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		 tm.tm_min, tm.tm_sec, (int)frac);
+}
+
+/*
+ * Write releases/<id> atomically.  *renamed tells whether the file is in
+ * place (even when the directory fsync then failed).  Lock held.
+ */
+static int write_release(struct release_store *rs, const char *id, uid_t uid,
+			 int64_t now_ms, bool *renamed)
+{
+	char tmp[64], when[48], line[128];
+	int fd, rc, len;
+
+	snprintf(tmp, sizeof(tmp), TMP_PREFIX "%s.%ld.%lu", id, (long)getpid(),
+		 rs->tmp_n++);
+	iso_time(now_ms, when, sizeof(when));
+	len = snprintf(line, sizeof(line), "released %s uid=%lu\n", when,
+		       (unsigned long)uid);
+	fd = openat(rs->dfd, tmp,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	rc = write_all(fd, line, (size_t)len);
+	if (!rc && fsync(fd) < 0)
+		rc = -errno;
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	if (!rc && renameat(rs->dfd, tmp, rs->dfd, id) < 0)
+		rc = -errno;
+	if (rc) {
+		unlinkat(rs->dfd, tmp, 0);
+		return rc;
+	}
+	*renamed = true;
+	if (fsync(rs->dfd) < 0)
+		return -errno;
+	return 0;
+}
+
+int release_set(struct release_store *rs, const char *job_id, bool released,
+		uid_t uid, int64_t now_ms)
+{
+	bool done = false;
+	int rc = 0;
+
+	if (!rs || !release_id_valid(job_id))
+		return -EINVAL;
+	pthread_mutex_lock(&rs->lock);
+	if (released) {
+		/* room first, so a file on disk is never missing in the cache
+		 */
+		rc = cache_reserve(rs);
+		if (!rc)
+			rc = write_release(rs, job_id, uid, now_ms, &done);
+		if (done)
+			(void)cache_add(rs, job_id);
+	} else {
+		if (unlinkat(rs->dfd, job_id, 0) < 0 && errno != ENOENT) {
+			rc = -errno;
+		} else {
+			done = true;
+			if (fsync(rs->dfd) < 0)
+				rc = -errno;
+		}
+		if (done)
+			cache_del(rs, job_id);
+	}
+	pthread_mutex_unlock(&rs->lock);
+	if (rc)
+		log_err("release: %s %s/%s: %s",
+			released ? "cannot write" : "cannot remove", rs->dir,
+			job_id, strerror(-rc));
+	return rc;
+}
