@@ -30,6 +30,9 @@
  */
 static const struct be_ops *const be_registry[] = {
 	&be_local_ops,
+#ifdef HAVE_S3
+	&be_s3_ops,
+#endif
 	/* &be_s3_ops, &be_webhdfs_ops: add here */
 	NULL,
 };

@@ -178,5 +178,6 @@ int64_t now_ms(void);
 int64_t mono_ms(void);
 
 extern const struct be_ops be_local_ops;
+extern const struct be_ops be_s3_ops;
 
 #endif

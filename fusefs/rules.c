@@ -174,7 +174,7 @@ static int group_gid(const char *name, gid_t *gid)
 bool rules_caller_allowed(uid_t uid, gid_t gid, const gid_t *groups,
 			  int ngroups, const char *delete_group)
 {
-	gid_t g;
+	gid_t g = (gid_t)-1;
 
 	if (uid == 0)
 		return true;
