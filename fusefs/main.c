@@ -12,10 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit.h"
 #include "engine.h"
 #include "http.h"
 #include "log.h"
 #include "ops.h"
+#include "release.h"
 #include "stfs.h"
 
 #define MAX_CLI_OPTS 128
@@ -269,6 +271,20 @@ int main(int argc, char *argv[])
 				fs.conf.imap, strerror(-rc));
 			fs.imap = NULL;
 		}
+	}
+	rc = release_open(fs.conf.state_dir, &fs.rel);
+	if (rc) {
+		fprintf(stderr,
+			"stfs: state_dir=%s: %s (releases are impossible until "
+			"it is usable)\n",
+			fs.conf.state_dir, strerror(-rc));
+		fs.rel = NULL;
+	}
+	rc = audit_open(fs.conf.audit_log, (size_t)4 << 20, &fs.audit);
+	if (rc) {
+		fprintf(stderr, "stfs: audit_log=%s: %s\n", fs.conf.audit_log,
+			strerror(-rc));
+		goto out_fs;
 	}
 	rc = engine_new(&fs.conf, &fs.engine);
 	if (rc) {

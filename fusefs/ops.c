@@ -8,6 +8,7 @@
 #include <sys/statvfs.h>
 
 #include "ckinfo.h"
+#include "delete.h"
 #include "log.h"
 #include "protostuff.h"
 #include "render.h"
@@ -25,7 +26,29 @@ struct handle {
 	struct backend *be;   /* NULL for a pseudo-file */
 	char *key;
 	struct pc_entry *pe;
+	bool ctl;             /* the `restore` control, opened for writing */
 };
+
+static void get_caller(struct caller *c)
+{
+	struct fuse_context *ctx = fuse_get_context();
+	int n;
+
+	memset(c, 0, sizeof(*c));
+	c->uid = ctx->uid;
+	c->gid = ctx->gid;
+	c->pid = ctx->pid;
+	n = fuse_getgroups(64, c->groups);
+	c->ngroups = n < 0 ? 0 : n > 64 ? 64 : n;
+}
+
+static bool ops_caller_allowed(struct stfs *fs)
+{
+	struct caller c;
+
+	get_caller(&c);
+	return delete_caller_allowed(fs, &c);
+}
 
 static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
@@ -38,6 +61,7 @@ static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	cfg->attr_timeout = ttl;
 	cfg->negative_timeout = ttl;
 	cfg->nullpath_ok = 0;
+	delete_set_fuse(fs, fuse_get_context()->fuse);
 	return fs;
 }
 
@@ -47,10 +71,25 @@ static int lookup(struct view *v, const char *path, struct node **n)
 	int rc;
 
 	view_open(fs_ctx(), v);
+	v->caller_allowed = ops_caller_allowed;
 	*n = malloc(sizeof(**n));
 	if (!*n)
 		return -ENOMEM;
 	rc = tree_resolve(v, path, *n);
+	if (rc == -ENOENT && strncmp(path, "/jobs/", 6) == 0) {
+		/* emptied by an ongoing `rm -r`: still there until its rmdir */
+		bool gone;
+		struct catalog *g = delete_ghost(v->fs, path, &gone);
+
+		if (g) {
+			catalog_put(v->cat);
+			v->cat = g;
+			rc = tree_resolve(v, path, *n);
+			if (rc == 0 && (*n)->kind == ND_OBJ &&
+			    delete_is_removed(v->fs, (*n)->obj->key))
+				rc = -ENOENT;
+		}
+	}
 	return rc;
 }
 
@@ -138,15 +177,19 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	rc = lookup(&v, path, &n);
 	if (rc)
 		goto out;
-	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
-		STFS_INC(fs, refused_mutations);
-		rc = -EROFS;
-		goto out;
-	}
 	h = calloc(1, sizeof(*h));
 	if (!h) {
 		rc = -ENOMEM;
 		goto out;
+	}
+	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
+		if (n->kind != ND_PSEUDO || n->pf != PF_RESTORE) {
+			STFS_INC(fs, refused_mutations);
+			rc = -EROFS;
+			goto out;
+		}
+		/* the release control: `echo release > restore` */
+		h->ctl = true;
 	}
 	switch (n->kind) {
 	case ND_OBJ:
@@ -376,14 +419,50 @@ static int fs_mknod(const char *p, mode_t m, dev_t d)
 
 static int fs_unlink(const char *p)
 {
-	(void)p;
-	return refuse();
+	struct caller c;
+
+	get_caller(&c);
+	return delete_unlink(fs_ctx(), &c, p);
 }
 
 static int fs_rmdir(const char *p)
 {
-	(void)p;
-	return refuse();
+	struct caller c;
+
+	get_caller(&c);
+	return delete_rmdir(fs_ctx(), &c, p);
+}
+
+/* "release" or "protect", surrounded by white space; -EINVAL otherwise */
+static int parse_control(const char *b, size_t s, bool *release)
+{
+	while (s && (b[s - 1] == '\n' || b[s - 1] == ' ' || b[s - 1] == '\t' ||
+		     b[s - 1] == '\r' || b[s - 1] == '\0'))
+		s--;
+	while (s && (*b == ' ' || *b == '\t')) {
+		b++;
+		s--;
+	}
+	if (s == 7 && memcmp(b, "release", 7) == 0)
+		*release = true;
+	else if (s == 7 && memcmp(b, "protect", 7) == 0)
+		*release = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* the job directory of a path below /jobs/<id>/ */
+static void job_dir_of(const char *p, char *out, size_t outsz)
+{
+	const char *e = strchr(p + (strncmp(p, "/jobs/", 6) == 0 ? 6 : 0),
+			       '/');
+	size_t n = e ? (size_t)(e - p) : strlen(p);
+
+	if (n >= outsz)
+		n = outsz - 1;
+	memcpy(out, p, n);
+	out[n] = '\0';
 }
 
 static int fs_symlink(const char *a, const char *b)
@@ -426,23 +505,42 @@ static int fs_chown(const char *p, uid_t u, gid_t g,
 	return refuse();
 }
 
+static bool is_restore_control(const char *p)
+{
+	const char *slash = strrchr(p, '/');
+
+	return strncmp(p, "/jobs/", 6) == 0 && slash &&
+	       strcmp(slash, "/restore") == 0 &&
+	       memchr(p + 6, '/', (size_t)(slash - (p + 6))) == NULL;
+}
+
 static int fs_truncate(const char *p, off_t o, struct fuse_file_info *fi)
 {
-	(void)p;
-	(void)o;
 	(void)fi;
+	/* `echo release > restore` truncates first: a no-op */
+	if (p && o == 0 && is_restore_control(p))
+		return 0;
 	return refuse();
 }
 
 static int fs_write(const char *p, const char *b, size_t s, off_t o,
 		    struct fuse_file_info *fi)
 {
-	(void)p;
-	(void)b;
-	(void)s;
+	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
+	struct caller c;
+	char job[64];
+	bool release;
+	int rc;
+
 	(void)o;
-	(void)fi;
-	return refuse();
+	if (!h || !h->ctl || !p)
+		return refuse();
+	if (parse_control(b, s, &release))
+		return -EINVAL;
+	get_caller(&c);
+	job_dir_of(p, job, sizeof(job));
+	rc = delete_release(fs_ctx(), &c, job, release);
+	return rc ? rc : (int)s;
 }
 
 static int fs_create(const char *p, mode_t m, struct fuse_file_info *fi)
@@ -465,12 +563,19 @@ static int fs_utimens(const char *p, const struct timespec tv[2],
 static int fs_setxattr(const char *p, const char *n, const char *v, size_t s,
 		       int f)
 {
-	(void)p;
-	(void)n;
-	(void)v;
-	(void)s;
+	struct caller c;
+	bool release;
+	char job[64];
+
 	(void)f;
-	return refuse();
+	if (strcmp(n, "user.stfs.restore") != 0 || strncmp(p, "/jobs/", 6) ||
+	    strchr(p + 6, '/'))
+		return refuse();
+	if (parse_control(v, s, &release))
+		return -EINVAL;
+	get_caller(&c);
+	job_dir_of(p, job, sizeof(job));
+	return delete_release(fs_ctx(), &c, job, release);
 }
 
 static int fs_removexattr(const char *p, const char *n)

@@ -4,10 +4,13 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
+#include "ckinfo.h"
 #include "http.h"
+#include "protostuff.h"
+#include "release.h"
+#include "rules.h"
 #include "pcache.h"
 
 void render_time_ms(int64_t ms, char *out, size_t outsz)
@@ -40,66 +43,105 @@ void render_bytes(uint64_t n, char *out, size_t outsz)
 
 bool render_job_released(struct stfs *fs, const char *id)
 {
-	char path[4096];
-	struct stat st;
-
-	if (!fs->conf.state_dir)
-		return false;
-	snprintf(path, sizeof(path), "%s/releases/%s", fs->conf.state_dir, id);
-	return stat(path, &st) == 0;
+	return fs->rel && release_is_released(fs->rel, id);
 }
 
-static size_t restore_points(const struct cat_job *cj)
+/* Count the job's objects per class, as delete.c would classify them. */
+static void count_classes(struct view *v, const struct cat_job *cj,
+			  size_t cnt[OC_COUNT])
 {
-	size_t n = 0;
+	memset(cnt, 0, sizeof(size_t) * OC_COUNT);
+	if (!cj)
+		return;
+	for (size_t i = 0; i < cj->n_pipes; i++)
+		for (size_t j = 0; j < cj->pipes[i].n_ckpts; j++) {
+			const struct cat_ckpt *c = &cj->pipes[i].ckpts[j];
 
-	for (size_t i = 0; cj && i < cj->n_pipes; i++)
-		n += cj->pipes[i].restore != NULL;
-	return n;
+			for (size_t k = 0; k < c->n_objs; k++) {
+				const struct cat_obj *o = c->objs[k];
+
+				if (o->kind == CAT_REAL && o->rn.tmp)
+					cnt[OC_INFLIGHT]++;
+				else if (o->restore_point)
+					cnt[OC_RESTORE_POINT]++;
+				else if (o->kind == CAT_REAL &&
+					 ckinfo_type(v->fs, o) ==
+						 CKPT_SAVEPOINT)
+					cnt[OC_SAVEPOINT]++;
+				else
+					cnt[OC_SUPERSEDED]++;
+			}
+		}
+	cnt[OC_SAVEPOINT] += cj->n_sp;
+	cnt[OC_STRAY] += cj->n_strays;
+}
+
+static void rule_input_of(struct view *v, const struct job_view *jv,
+			  bool caller_allowed, struct rule_input *in)
+{
+	memset(in, 0, sizeof(*in));
+	in->ro = v->fs->conf.ro;
+	in->caller_allowed = caller_allowed;
+	in->engine_err = v->snap->err ? v->snap->err : 0;
+	in->state = jv->state;
+	in->released = render_job_released(v->fs, jv->id);
+}
+
+/* the rule order of CONTRACT §4: a lower rank decides */
+static int rule_rank(const char *rule)
+{
+	static const char *const order[] = {"R5", "R4", "R3", "R1", "R6",
+					    "R2"};
+
+	for (int i = 0; i < 6; i++)
+		if (strcmp(rule, order[i]) == 0)
+			return i;
+	return 6;
+}
+
+/*
+ * What `rm -r jobs/<id>` does: every class with objects is decided; the
+ * refusal of highest precedence is the verdict.  With no object, the job
+ * level rules (R5, R4, R3, R1) decide for the pseudo-files.
+ */
+static void verdict_classes(struct view *v, const struct job_view *jv,
+			    bool caller_allowed, const size_t cnt[OC_COUNT],
+			    struct rule_result res[OC_COUNT],
+			    struct verdict *out)
+{
+	struct rule_input in;
+	int best = 7;
+
+	rule_input_of(v, jv, caller_allowed, &in);
+	memset(out, 0, sizeof(*out));
+	out->rule = "";
+	for (int c = 0; c < OC_COUNT; c++) {
+		in.cls = (enum obj_class)c;
+		rules_decide(&in, &res[c]);
+		if (res[c].err && (cnt[c] || c == OC_VIEW) &&
+		    rule_rank(res[c].rule) < best) {
+			best = rule_rank(res[c].rule);
+			out->err = res[c].err;
+			out->rule = res[c].rule;
+			snprintf(out->reason, sizeof(out->reason), "%s",
+				 res[c].reason);
+			if (c != OC_VIEW && strcmp(res[c].rule, "R2") == 0)
+				snprintf(out->reason, sizeof(out->reason),
+					 "%zu %s not released (echo release > "
+					 "restore)",
+					 cnt[c], obj_class_name((enum obj_class)c));
+		}
+	}
 }
 
 void render_verdict(struct view *v, const struct job_view *jv,
 		    struct verdict *out)
 {
-	const struct cat_job *cj = jv->cj;
-	int s = jv->state;
+	size_t cnt[OC_COUNT];
+	struct rule_result res[OC_COUNT];
 
-	memset(out, 0, sizeof(*out));
-	out->rule = "";
-	if (v->fs->conf.ro) {
-		out->err = EROFS;
-		out->rule = "R5";
-		snprintf(out->reason, sizeof(out->reason),
-			 "mounted read-only");
-		return;
-	}
-	if (s == JS_UNKNOWN || jv->stale) {
-		out->err = EAGAIN;
-		out->rule = "R3";
-		snprintf(out->reason, sizeof(out->reason), "%s",
-			 v->snap->err ? "the engine cannot be asked"
-				      : "the engine does not know the job and "
-					"its newest object is younger than "
-					"orphan_grace");
-		return;
-	}
-	if (s != JS_ORPHAN && !job_state_is_end(s)) {
-		out->err = EBUSY;
-		out->rule = "R1";
-		snprintf(out->reason, sizeof(out->reason),
-			 "job is %s, not in an end state", job_state_name(s));
-		return;
-	}
-	if (s == JS_FINISHED || s == JS_CANCELED)
-		return;
-	if (restore_points(cj) && !render_job_released(v->fs, jv->id)) {
-		out->err = EPERM;
-		out->rule = "R2";
-		snprintf(out->reason, sizeof(out->reason),
-			 "%zu restore point(s) not released (echo release > "
-			 "restore)",
-			 restore_points(cj));
-	}
+	count_classes(v, jv->cj, cnt);
+	verdict_classes(v, jv, true, cnt, res, out);
 }
 
 static void verdict_line(const struct verdict *vd, char *out, size_t outsz)
@@ -273,37 +315,39 @@ int render_pipe_status(struct view *v, const struct job_view *jv,
 }
 
 int render_deletable(struct view *v, const struct job_view *jv,
-		     struct buf *out)
+		     bool caller_allowed, struct buf *out)
 {
+	static const struct {
+		enum obj_class cls;
+		const char *name;
+	} lines[] = {
+		{OC_SUPERSEDED, "superseded"},
+		{OC_RESTORE_POINT, "restore_points"},
+		{OC_SAVEPOINT, "savepoints"},
+		{OC_INFLIGHT, "in_flight"},
+		{OC_STRAY, "unrecognised"},
+	};
+	size_t cnt[OC_COUNT];
+	struct rule_result res[OC_COUNT];
 	struct verdict vd;
 	char line[256];
-	size_t sup = 0, rp = 0, tmp = 0;
 
-	render_verdict(v, jv, &vd);
+	count_classes(v, jv->cj, cnt);
+	verdict_classes(v, jv, caller_allowed, cnt, res, &vd);
 	verdict_line(&vd, line, sizeof(line));
 	buf_printf(out, "%s\n", line);
-	if (jv->cj) {
-		for (size_t i = 0; i < jv->cj->n_pipes; i++)
-			for (size_t j = 0; j < jv->cj->pipes[i].n_ckpts; j++) {
-				const struct cat_ckpt *c =
-					&jv->cj->pipes[i].ckpts[j];
+	for (size_t i = 0; i < sizeof(lines) / sizeof(*lines); i++) {
+		const struct rule_result *r = &res[lines[i].cls];
 
-				for (size_t k = 0; k < c->n_objs; k++) {
-					const struct cat_obj *o = c->objs[k];
-
-					if (o->kind == CAT_REAL && o->rn.tmp)
-						tmp++;
-					else if (o->restore_point)
-						rp++;
-					else
-						sup++;
-				}
-			}
+		if (r->err)
+			buf_printf(out, "%-15s %4zu no %s %s\n", lines[i].name,
+				   cnt[lines[i].cls], strerrorname_np(r->err),
+				   r->rule);
+		else
+			buf_printf(out, "%-15s %4zu yes\n", lines[i].name,
+				   cnt[lines[i].cls]);
 	}
-	buf_printf(out, "superseded %zu\n", sup);
-	buf_printf(out, "restore_points %zu\n", rp);
-	buf_printf(out, "savepoints %zu\n", jv->cj ? jv->cj->n_sp : 0);
-	return buf_printf(out, "in_flight %zu\n", tmp);
+	return 0;
 }
 
 int render_restore(struct view *v, const struct job_view *jv,

@@ -32,8 +32,9 @@ int render_job_status(struct view *v, const struct job_view *jv,
 int render_pipe_status(struct view *v, const struct job_view *jv,
 		       int32_t pipe_id, const struct cat_pipe *p,
 		       struct buf *out);
+/** `caller_allowed`: render for a caller who may delete (R4 passes). */
 int render_deletable(struct view *v, const struct job_view *jv,
-		     struct buf *out);
+		     bool caller_allowed, struct buf *out);
 int render_restore(struct view *v, const struct job_view *jv,
 		   struct buf *out);
 int render_stats(struct view *v, struct buf *out);

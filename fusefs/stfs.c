@@ -6,7 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "ckinfo.h"
+#include "delete.h"
+#include "release.h"
 #include "log.h"
 #include "pcache.h"
 
@@ -16,10 +19,11 @@ int stfs_init(struct stfs *fs)
 	pthread_cond_init(&fs->cat_cond, NULL);
 	fs->pc = pcache_new(fs->conf.cache_ttl_ms);
 	fs->ck = ckinfo_new();
+	fs->dc = decision_cache_new();
 	fs->uid = getuid();
 	fs->gid = getgid();
 	fs->start_ms = now_ms();
-	return fs->pc && fs->ck ? 0 : -ENOMEM;
+	return fs->pc && fs->ck && fs->dc ? 0 : -ENOMEM;
 }
 
 void stfs_release(struct stfs *fs)
@@ -30,6 +34,12 @@ void stfs_release(struct stfs *fs)
 	fs->pc = NULL;
 	ckinfo_free(fs->ck);
 	fs->ck = NULL;
+	decision_cache_free(fs->dc);
+	fs->dc = NULL;
+	release_close(fs->rel);
+	fs->rel = NULL;
+	audit_close(fs->audit);
+	fs->audit = NULL;
 	if (fs->engine)
 		engine_free(fs->engine);
 	fs->engine = NULL;

@@ -32,6 +32,9 @@
 
 struct pcache;
 struct ckinfo_table;
+struct release_store;
+struct audit;
+struct decision_cache;
 
 struct stfs_counters {
 	/* atomic */
@@ -56,6 +59,9 @@ struct stfs {
 
 	struct pcache *pc;
 	struct ckinfo_table *ck;
+	struct release_store *rel; /* NULL: state_dir unusable, no releases */
+	struct audit *audit;
+	struct decision_cache *dc;
 
 	uid_t uid;
 	gid_t gid;

@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit.h"
 #include "ckinfo.h"
+#include "delete.h"
 #include "log.h"
 #include "prom.h"
 #include "protostuff.h"
@@ -33,6 +35,7 @@ void view_open(struct stfs *fs, struct view *v)
 	v->cat = stfs_catalog(fs, 0);
 	v->snap = stfs_engine(fs, 0);
 	v->now_ms = now_ms();
+	v->caller_allowed = NULL;
 }
 
 void view_close(struct view *v)
@@ -61,6 +64,9 @@ static void job_fill(const struct view *v, const char *id,
 	if (ej) {
 		jv->state = ej->state;
 		jv->stale = v->snap->err != 0;
+		/* a released job seen running again: the release is void */
+		if (!jv->stale && !job_state_is_end(ej->state))
+			delete_void_release(v->fs, ej->id, ej->state);
 	} else if (v->snap->err != 0 || !cj) {
 		jv->state = JS_UNKNOWN;
 	} else {
@@ -681,6 +687,14 @@ int tree_content(struct view *v, const char *path, const struct node *n,
 	char *data;
 	int rc;
 
+	char key[4200];
+
+	/* `deletable` depends on who asks (R4) */
+	if (n->pf == PF_DELETABLE && v->caller_allowed &&
+	    !v->caller_allowed(v->fs)) {
+		snprintf(key, sizeof(key), "%s#denied", path);
+		path = key;
+	}
 	*out = pcache_lookup(v->fs->pc, path);
 	if (*out) {
 		STFS_INC(v->fs, pcache_hits);
@@ -721,7 +735,9 @@ int tree_render(struct view *v, const struct node *n, struct buf *out,
 	case PF_METRICS:
 		return render_prom(v, jv, out);
 	case PF_DELETABLE:
-		return render_deletable(v, jv, out);
+		return render_deletable(
+			v, jv, !v->caller_allowed || v->caller_allowed(v->fs),
+			out);
 	case PF_RESTORE:
 		return render_restore(v, jv, out);
 	case PF_PIPE_STATUS:
@@ -756,8 +772,8 @@ int tree_render(struct view *v, const struct node *n, struct buf *out,
 		*mtime_s = v->fs->start_ms / 1000;
 		return conf_render(&v->fs->conf, out);
 	case PF_AUDIT:
-		*mtime_s = v->fs->start_ms / 1000;
-		return 0;
+		*mtime_s = v->now_ms / 1000;
+		return v->fs->audit ? audit_snapshot(v->fs->audit, out) : 0;
 	case PF_PROM_ALL:
 		*mtime_s = v->now_ms / 1000;
 		return render_prom(v, NULL, out);

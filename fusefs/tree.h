@@ -29,6 +29,8 @@ struct view {
 	struct catalog *cat;
 	struct engine_snap *snap;
 	int64_t now_ms;
+	/* whether the caller may delete (for `deletable`); NULL: yes */
+	bool (*caller_allowed)(struct stfs *fs);
 };
 
 /** Take the current catalog and engine snapshot (refs). */
