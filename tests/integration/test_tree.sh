@@ -198,8 +198,7 @@ find "$M/jobs" -printf '%i %P\n' | sort >"$T/ino1"
 rsync -a "$M/jobs/" "$T/rsync/" 2>"$T/rsync1.err"
 check "rsync -a of the mount exits cleanly" test ! -s "$T/rsync1.err"
 unmount_stfs "$M"
-# remount read-only: inodes must not change; every mutation gets EROFS (R5)
-mount_stfs "$M" -o "$OPTS,ro"
+mount_stfs "$M" -o "$OPTS"
 find "$M/jobs" -printf '%i %P\n' | sort >"$T/ino2"
 check "inode numbers are equal across a remount" cmp -s "$T/ino1" "$T/ino2"
 n=$(rsync -a --stats "$M/jobs/" "$T/rsync/" 2>&1 | sed -n 's/^Number of regular files transferred: //p')
@@ -211,6 +210,9 @@ restic init -q -r "$T/restic" >/dev/null 2>&1
 restic backup -q -r "$T/restic" "$M/jobs" >"$T/restic.log" 2>&1
 check "restic backup of jobs/ succeeds" test $? = 0
 
+# remount read-only: every mutation gets EROFS (R5)
+unmount_stfs "$M"
+mount_stfs "$M" -o "$OPTS,ro"
 # with ro nothing can be changed: EROFS/EPERM at once, storage untouched
 (cd "$NS" && find . -printf '%P %s %T@\n' | sort) >"$T/before"
 job=$(echo "$storage_ids" | head -1)
