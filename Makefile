@@ -16,7 +16,7 @@ CFLAGS  ?= -O2 -g
 WERROR  ?= 1
 FUZZ_TIME ?= 20
 
-PKGS := fuse3 libcurl jansson libxml-2.0 yaml-0.1
+PKGS := fuse3 libcurl jansson libxml-2.0 yaml-0.1 libcrypto
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null)
@@ -31,7 +31,7 @@ endif
 
 INCS = -I. -Ibackends -Iconf -Ifusefs
 ALL_CFLAGS = -std=gnu11 -D_FILE_OFFSET_BITS=64 -D_GNU_SOURCE \
-	     -DFUSE_USE_VERSION=35 -DSTFS_VERSION=\"$(VERSION)\" \
+	     -DFUSE_USE_VERSION=35 -DHAVE_S3 -DSTFS_VERSION=\"$(VERSION)\" \
 	     $(WARN) $(INCS) $(PKG_CFLAGS) $(CFLAGS)
 SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all \
 	    -fno-omit-frame-pointer -O1 -g
@@ -56,11 +56,11 @@ SAN_TEST_BINS := $(TEST_SRCS:%.c=build-san/%)
 	format format-check lint clean
 all: build/stfs
 
-build/%.o: %.c $(HDRS)
+build/%.o: %.c $(HDRS) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-build-san/%.o: %.c $(HDRS)
+build-san/%.o: %.c $(HDRS) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c -o $@ $<
 

@@ -5,7 +5,10 @@
 set -e
 PKGS="gcc make pkg-config fuse3 libfuse3-dev libcurl4-openssl-dev
 libjansson-dev libxml2-dev libcmocka-dev libyaml-dev python3 attr rsync
-restic tar curl clang libclang-rt-14-dev procps prometheus $STFS_DEPS_EXTRA"
+restic tar curl clang libclang-rt-14-dev procps prometheus libssl-dev
+$STFS_DEPS_EXTRA"
+# node and npm run the S3 test server (s3rver); the machine may have its own
+command -v npm >/dev/null 2>&1 || PKGS="$PKGS nodejs npm"
 missing=""
 for p in $PKGS; do
 	s=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

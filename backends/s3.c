@@ -1,0 +1,1197 @@
+/*
+ * s3 — the object-store backend: Amazon S3, Aliyun OSS, Tencent COS and
+ * Google Cloud Storage, all through their S3-compatible XML APIs with AWS
+ * SigV4 (libcurl's CURLOPT_AWS_SIGV4, provider "aws:amz:<region>:s3").
+ *
+ *   s3://bucket/prefix/  s3a://  s3n://  oss://  cos://  cosn://  gs://
+ *
+ * Directories are key prefixes: list_page() is ListObjectsV2 with
+ * delimiter '/' (none when recursive), one page per call, the cursor being
+ * the continuation token; sizes and times come from the listing, never
+ * from a HEAD per object.  Directory-marker objects ("dir/") are hidden.
+ * stat() HEADs the key, and on 404 lists "key/" to detect a directory.
+ * read() is a ranged GET behind a small read-ahead cache: sequential reads
+ * of one key fetch a window that doubles from 128 KiB to 8 MiB; at most
+ * 64 MiB over 16 keys, least recently used evicted, entries trusted for
+ * storage_ttl_ms.  remove_many() is the multi-object DELETE (1000 keys per
+ * request).
+ *
+ * URLs are built canonical by s3_url (libcurl 7.88 signs them verbatim);
+ * x-amz-content-sha256 is added here (UNSIGNED-PAYLOAD, or the body's
+ * SHA-256 for POST).
+ *
+ * Credentials, first found wins: conf access_key/secret_key/session_token;
+ * conf credentials_file (`access_key = ...`, `secret_key = ...`,
+ * `session_token = ...`, or the aws_* names; refused when group/other
+ * may access it); the provider's environment variables (AWS_*, OSS_*,
+ * COSN_*, GOOGLE_* HMAC keys), then AWS_* for any provider.  None: the
+ * requests go unsigned.  Secrets live in priv only, are handed to curl
+ * only, and are wiped in destroy.
+ *
+ * Threads: priv is immutable after init except the read-ahead cache,
+ * guarded by priv->ra_lock (never held across a request).
+ */
+#include "backend.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "buf.h"
+#include "http.h"
+#include "log.h"
+#include "s3_url.h"
+#include "s3_xml.h"
+
+#define S3_MAX_KEYS_DFLT 1000
+#define S3_DELETE_BATCH	 1000
+#define RA_SLOTS	 16
+#define RA_MIN		 ((size_t)128 << 10)
+#define RA_MAX		 ((size_t)8 << 20)
+#define RA_TOTAL	 ((size_t)64 << 20)
+#define S3_MAX_HDRS	 8
+
+struct ra_entry {
+	char *key; /* NULL: free slot */
+	off_t off; /* first byte held */
+	char *data;
+	size_t len;
+	size_t window; /* size of the fetch that filled it */
+	bool eof;      /* the object ends at off + len */
+	int64_t born_ms;
+	uint64_t used; /* LRU tick */
+};
+
+struct s3_priv {
+	struct s3_uri uri;
+	struct s3_addr addr;
+	char endpoint[512];
+	char region[64];
+	char sigv4[96];
+	char *userpwd;	 /* "AK:SK", secret; NULL: unsigned requests */
+	char *token_hdr; /* "x-amz-security-token: ...", secret, or NULL */
+	char *ca_file;
+	unsigned timeout_ms, connect_ms, retries, max_keys, ra_ttl_ms;
+
+	pthread_mutex_t ra_lock;
+	bool ra_lock_init;
+	struct ra_entry ra[RA_SLOTS]; /* protected by ra_lock */
+	size_t ra_bytes;	      /* protected by ra_lock */
+	uint64_t ra_tick;	      /* protected by ra_lock */
+};
+
+static const char *const s3_schemes[] = {"s3",	"s3a",	"s3n", "oss",
+					 "cos", "cosn", "gs",  NULL};
+
+/* ---- secrets ---------------------------------------------------------- */
+
+static void free_secret(char **s)
+{
+	if (*s) {
+		explicit_bzero(*s, strlen(*s));
+		free(*s);
+		*s = NULL;
+	}
+}
+
+static const char *env_nonempty(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+struct creds {
+	char *ak, *sk, *tok; /* malloc'd, wiped by creds_wipe */
+};
+
+static void creds_wipe(struct creds *c)
+{
+	free_secret(&c->ak);
+	free_secret(&c->sk);
+	free_secret(&c->tok);
+}
+
+static int creds_set(struct creds *c, const char *ak, const char *sk,
+		     const char *tok)
+{
+	creds_wipe(c);
+	c->ak = strdup(ak);
+	c->sk = strdup(sk);
+	c->tok = tok ? strdup(tok) : NULL;
+	if (!c->ak || !c->sk || (tok && !c->tok)) {
+		creds_wipe(c);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void trim(char **s, char **e)
+{
+	while (*s < *e && (**s == ' ' || **s == '\t'))
+		(*s)++;
+	while (*e > *s && ((*e)[-1] == ' ' || (*e)[-1] == '\t' ||
+			   (*e)[-1] == '\r' || (*e)[-1] == '\n'))
+		(*e)--;
+}
+
+/*
+ * Read `key = value` lines from a credentials file that only its owner
+ * may access.  0 (c filled when both keys were found); -EACCES (mode),
+ * -errno (unreadable), -EINVAL (a key is missing).
+ */
+static int creds_from_file(const char *path, struct creds *c)
+{
+	char text[8192];
+	struct stat st;
+	ssize_t n;
+	size_t len = 0;
+	int fd, rc = 0;
+	char *line, *end;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		rc = -errno;
+		log_err("s3: credentials file '%s': %s", path, strerror(-rc));
+		return rc;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		log_err("s3: credentials file '%s' is not a regular file",
+			path);
+		return -EINVAL;
+	}
+	if (st.st_mode & 077) {
+		close(fd);
+		log_err("s3: credentials file '%s' is accessible by group or "
+			"others (mode %03o); refusing it (chmod 600)",
+			path, (unsigned)(st.st_mode & 0777));
+		return -EACCES;
+	}
+	while (len < sizeof(text) - 1) {
+		n = read(fd, text + len, sizeof(text) - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	text[len] = '\0';
+	for (line = text; line && *line; line = end) {
+		char *eq, *k, *ke, *v, *ve, **dst = NULL;
+
+		end = strchr(line, '\n');
+		ve = end ? end : line + strlen(line);
+		if (end)
+			end++;
+		eq = memchr(line, '=', (size_t)(ve - line));
+		if (!eq || line[0] == '#' || line[0] == '[')
+			continue;
+		k = line;
+		ke = eq;
+		v = eq + 1;
+		trim(&k, &ke);
+		trim(&v, &ve);
+		if (ke - k == 10 && !strncmp(k, "access_key", 10))
+			dst = &c->ak;
+		else if (ke - k == 17 && !strncmp(k, "aws_access_key_id", 17))
+			dst = &c->ak;
+		else if (ke - k == 10 && !strncmp(k, "secret_key", 10))
+			dst = &c->sk;
+		else if (ke - k == 21 &&
+			 !strncmp(k, "aws_secret_access_key", 21))
+			dst = &c->sk;
+		else if (ke - k == 13 && !strncmp(k, "session_token", 13))
+			dst = &c->tok;
+		else if (ke - k == 17 && !strncmp(k, "aws_session_token", 17))
+			dst = &c->tok;
+		if (!dst || *dst || ve == v)
+			continue;
+		*dst = strndup(v, (size_t)(ve - v));
+		if (!*dst) {
+			rc = -ENOMEM;
+			break;
+		}
+	}
+	explicit_bzero(text, sizeof(text));
+	if (rc == 0 && (!c->ak || !c->sk)) {
+		log_err("s3: credentials file '%s' lacks access_key or "
+			"secret_key",
+			path);
+		rc = -EINVAL;
+	}
+	if (rc < 0)
+		creds_wipe(c);
+	return rc;
+}
+
+static int creds_from_env(enum s3_provider prov, struct creds *c)
+{
+	static const struct {
+		enum s3_provider prov;
+		const char *ak, *sk, *tok;
+	} vars[] = {
+		{S3_PROV_OSS, "OSS_ACCESS_KEY_ID", "OSS_ACCESS_KEY_SECRET",
+		 "OSS_SESSION_TOKEN"},
+		{S3_PROV_COS, "COSN_SECRET_ID", "COSN_SECRET_KEY", NULL},
+		{S3_PROV_GCS, "GOOGLE_ACCESS_KEY_ID",
+		 "GOOGLE_SECRET_ACCESS_KEY", NULL},
+		{0, "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+		 "AWS_SESSION_TOKEN"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *ak, *sk;
+
+		if (vars[i].prov && vars[i].prov != prov)
+			continue;
+		ak = env_nonempty(vars[i].ak);
+		sk = env_nonempty(vars[i].sk);
+		if (ak && sk)
+			return creds_set(c, ak, sk,
+					 vars[i].tok ? env_nonempty(vars[i].tok)
+						     : NULL);
+	}
+	return 0;
+}
+
+static int creds_resolve(const struct stfs_conf *conf, enum s3_provider prov,
+			 struct creds *c)
+{
+	int rc;
+
+	if (conf && conf->access_key && *conf->access_key && conf->secret_key &&
+	    *conf->secret_key)
+		return creds_set(c, conf->access_key, conf->secret_key,
+				 conf->session_token && *conf->session_token
+					 ? conf->session_token
+					 : NULL);
+	if (conf && conf->credentials_file && *conf->credentials_file) {
+		rc = creds_from_file(conf->credentials_file, c);
+		if (rc < 0 || c->ak)
+			return rc;
+	}
+	rc = creds_from_env(prov, c);
+	if (rc < 0 || c->ak)
+		return rc;
+	if (conf && conf->access_key && *conf->access_key) {
+		log_err("s3: access_key is set but no secret_key");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- init / destroy ------------------------------------------------- */
+
+static void s3_destroy(struct backend *be);
+
+static unsigned env_max_keys(void)
+{
+	const char *v = getenv("STFS_S3_MAX_KEYS");
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return S3_MAX_KEYS_DFLT;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno || *end || n < 1 || n > 1000) {
+		log_warn("s3: ignoring STFS_S3_MAX_KEYS=%s (1..1000)", v);
+		return S3_MAX_KEYS_DFLT;
+	}
+	return (unsigned)n;
+}
+
+static int s3_init(struct backend *be, const char *uri,
+		   const struct stfs_conf *conf)
+{
+	struct s3_priv *sp = be->priv;
+	struct creds c = {0};
+	const char *region = NULL;
+	size_t n;
+	int rc;
+
+	if (pthread_mutex_init(&sp->ra_lock, NULL) != 0)
+		return -ENOMEM;
+	sp->ra_lock_init = true;
+	rc = s3_uri_parse(uri, &sp->uri);
+	if (rc < 0) {
+		log_err("s3: '%s' is not SCHEME://BUCKET/PREFIX/ (schemes s3, "
+			"s3a, oss, cos, cosn, gs)",
+			uri);
+		return -EINVAL;
+	}
+	sp->timeout_ms = conf && conf->timeout_ms ? conf->timeout_ms : 5000;
+	sp->connect_ms = conf ? conf->connect_timeout_ms : 0;
+	sp->retries = conf ? conf->retries : 2;
+	sp->ra_ttl_ms =
+		conf && conf->storage_ttl_ms ? conf->storage_ttl_ms : 5000;
+	sp->max_keys = env_max_keys();
+
+	/* region: explicit, the environment (s3), the endpoint, default */
+	if (conf && conf->region && *conf->region)
+		region = conf->region;
+	else if (sp->uri.prov == S3_PROV_AWS)
+		region = env_nonempty("AWS_REGION")
+				 ? env_nonempty("AWS_REGION")
+				 : env_nonempty("AWS_DEFAULT_REGION");
+	if (region) {
+		snprintf(sp->region, sizeof(sp->region), "%s", region);
+	} else if (!(conf && conf->endpoint &&
+		     s3_region_from_endpoint(conf->endpoint, sp->region,
+					     sizeof(sp->region)) == 0)) {
+		snprintf(sp->region, sizeof(sp->region), "%s",
+			 s3_region_default(sp->uri.prov));
+	}
+	for (n = 0; sp->region[n]; n++) {
+		char ch = sp->region[n];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '-' || ch == '_')) {
+			log_err("s3: bad region '%s'", sp->region);
+			return -EINVAL;
+		}
+	}
+	if (conf && conf->endpoint && *conf->endpoint) {
+		if (strlen(conf->endpoint) >= sizeof(sp->endpoint)) {
+			log_err("s3: endpoint too long");
+			return -EINVAL;
+		}
+		snprintf(sp->endpoint, sizeof(sp->endpoint), "%s",
+			 conf->endpoint);
+	} else if (s3_endpoint_default(sp->uri.prov, sp->region, sp->endpoint,
+				       sizeof(sp->endpoint)) < 0) {
+		log_err("s3: cannot make an endpoint for region '%s'",
+			sp->region);
+		return -EINVAL;
+	}
+	rc = s3_addr_init(&sp->addr, sp->endpoint, sp->uri.bucket,
+			  conf && conf->path_style);
+	if (rc < 0) {
+		log_err("s3: bad endpoint '%s'", sp->endpoint);
+		return -EINVAL;
+	}
+	snprintf(sp->sigv4, sizeof(sp->sigv4), "aws:amz:%s:s3", sp->region);
+	if (conf && conf->ca_file && *conf->ca_file) {
+		sp->ca_file = strdup(conf->ca_file);
+		if (!sp->ca_file)
+			return -ENOMEM;
+	}
+
+	rc = creds_resolve(conf, sp->uri.prov, &c);
+	if (rc < 0)
+		return rc == -ENOMEM || rc == -EACCES ? rc : -EINVAL;
+	if (c.ak) {
+		struct buf b;
+
+		buf_init(&b, 8192);
+		if (strchr(c.ak, ':')) {
+			log_err("s3: access key holds ':'");
+			creds_wipe(&c);
+			return -EINVAL;
+		}
+		rc = buf_printf(&b, "%s:%s", c.ak, c.sk);
+		if (rc == 0)
+			sp->userpwd = buf_detach(&b, NULL);
+		if (b.data)
+			explicit_bzero(b.data, b.len);
+		buf_release(&b);
+		if (rc == 0 && c.tok) {
+			buf_init(&b, 16384);
+			rc = buf_printf(&b, "x-amz-security-token: %s", c.tok);
+			if (rc == 0)
+				sp->token_hdr = buf_detach(&b, NULL);
+			if (b.data)
+				explicit_bzero(b.data, b.len);
+			buf_release(&b);
+		}
+		creds_wipe(&c);
+		if (rc < 0 || !sp->userpwd)
+			return -ENOMEM;
+	} else {
+		log_info("s3: no credentials for %s://%s: requests go unsigned",
+			 s3_provider_name(sp->uri.prov), sp->uri.bucket);
+	}
+	log_debug("s3: %s bucket '%s' prefix '%s' at %s (%s, region %s)",
+		  s3_provider_name(sp->uri.prov), sp->uri.bucket,
+		  sp->uri.prefix, sp->addr.base,
+		  sp->addr.path_style ? "path-style" : "virtual-hosted",
+		  sp->region);
+	return 0;
+}
+
+static void ra_free(struct s3_priv *sp, struct ra_entry *e)
+{
+	if (!e->key)
+		return;
+	sp->ra_bytes -= e->len;
+	free(e->key);
+	free(e->data);
+	memset(e, 0, sizeof(*e));
+}
+
+static void s3_destroy(struct backend *be)
+{
+	struct s3_priv *sp = be->priv;
+	size_t i;
+
+	if (!sp)
+		return;
+	free_secret(&sp->userpwd);
+	free_secret(&sp->token_hdr);
+	free(sp->ca_file);
+	sp->ca_file = NULL;
+	for (i = 0; i < RA_SLOTS; i++)
+		ra_free(sp, &sp->ra[i]);
+	if (sp->ra_lock_init)
+		pthread_mutex_destroy(&sp->ra_lock);
+	sp->ra_lock_init = false;
+}
+
+/* ---- requests --------------------------------------------------------- */
+
+static void hex_sha256(const void *p, size_t n, char out[65])
+{
+	static const char hx[] = "0123456789abcdef";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0, i;
+
+	if (!EVP_Digest(p, n, md, &mdlen, EVP_sha256(), NULL))
+		mdlen = 0;
+	for (i = 0; i < mdlen && i < 32; i++) {
+		out[2 * i] = hx[md[i] >> 4];
+		out[2 * i + 1] = hx[md[i] & 0xf];
+	}
+	out[2 * i] = '\0';
+}
+
+static void b64_md5(const void *p, size_t n, char out[32])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+
+	out[0] = '\0';
+	if (EVP_Digest(p, n, md, &mdlen, EVP_md5(), NULL) && mdlen == 16)
+		EVP_EncodeBlock((unsigned char *)out, md, 16);
+}
+
+/*
+ * One request with the backend's deadline, retries and signing.  `extra`
+ * are additional "Name: value" headers (NULL-terminated, or NULL).
+ * Returns what http_perform() returned.
+ */
+static int s3_do(struct s3_priv *sp, const char *method, const char *url,
+		 const char *const *extra, const void *body, size_t body_len,
+		 size_t max_body, struct http_resp *resp)
+{
+	const char *hdrs[S3_MAX_HDRS + 1];
+	char sha_hdr[96], sha[65];
+	size_t nh = 0;
+	struct http_req req = {
+		.method = method,
+		.url = url,
+		.headers = hdrs,
+		.body = body,
+		.body_len = body_len,
+		.timeout_ms = sp->timeout_ms,
+		.connect_timeout_ms = sp->connect_ms,
+		.retries = sp->retries,
+		.max_body = max_body,
+		.userpwd = sp->userpwd,
+		.aws_sigv4 = sp->userpwd ? sp->sigv4 : NULL,
+		.ca_file = sp->ca_file,
+	};
+
+	if (body) {
+		hex_sha256(body, body_len, sha);
+		snprintf(sha_hdr, sizeof(sha_hdr), "x-amz-content-sha256: %s",
+			 sha);
+	} else {
+		snprintf(sha_hdr, sizeof(sha_hdr),
+			 "x-amz-content-sha256: UNSIGNED-PAYLOAD");
+	}
+	hdrs[nh++] = sha_hdr;
+	if (sp->token_hdr)
+		hdrs[nh++] = sp->token_hdr;
+	for (; extra && *extra && nh < S3_MAX_HDRS; extra++)
+		hdrs[nh++] = *extra;
+	hdrs[nh] = NULL;
+	return http_perform(&req, resp);
+}
+
+/*
+ * -errno for a finished request (0 for 2xx).  Logs the failure (not a
+ * plain missing key) with the S3 code and message, and notes health.
+ */
+static int s3_result(struct backend *be, const char *op, const char *key,
+		     int rc, const struct http_resp *resp)
+{
+	struct s3_priv *sp = be->priv;
+	const char *pn = s3_provider_name(sp->uri.prov);
+	struct s3_error e = {{0}, {0}};
+	int err;
+
+	if (rc < 0) {
+		log_warn("%s: %s '%s': %s", pn, op, key,
+			 resp->error[0] ? resp->error : strerror(-rc));
+		be_note_error(be, rc, "%s %s: %s", op, key,
+			      resp->error[0] ? resp->error : strerror(-rc));
+		return rc;
+	}
+	if (resp->status >= 200 && resp->status < 300) {
+		be_note_ok(be);
+		return 0;
+	}
+	if (resp->body.len)
+		s3_xml_parse_error(resp->body.data, resp->body.len, &e);
+	err = s3_code_to_errno(e.code);
+	if (!err) {
+		if (resp->status >= 500 && resp->status < 600 &&
+		    resp->status != 501)
+			err = -EIO;
+		else
+			err = http_status_to_errno(resp->status);
+	}
+	if ((err == -ENOENT && strcmp(e.code, "NoSuchBucket")) ||
+	    err == -ERANGE) {
+		be_note_ok(be); /* the store answered */
+		return err;
+	}
+	log_warn("%s: %s '%s': HTTP %ld%s%s%s%s (%s)", pn, op, key,
+		 resp->status, e.code[0] ? " " : "", e.code,
+		 e.message[0] ? ": " : "", e.message, strerror(-err));
+	be_note_error(be, err, "%s %s: HTTP %ld %s", op, key, resp->status,
+		      e.code);
+	return err;
+}
+
+/* ---- paths -------------------------------------------------------------- */
+
+/* "" or '/'-separated components, none empty, "." or ".." */
+static int check_path(const char *path)
+{
+	const char *p = path, *e;
+
+	if (!path)
+		return -EINVAL;
+	if (!*path)
+		return 0;
+	for (;;) {
+		size_t n;
+
+		e = strchr(p, '/');
+		n = e ? (size_t)(e - p) : strlen(p);
+		if (n == 0 || (n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.'))
+			return -EINVAL;
+		if (!e)
+			return 0;
+		p = e + 1;
+	}
+}
+
+/* the full key of `path` (+ `suffix`) into out[S3_KEY_MAX + 1] */
+static int make_key(const struct s3_priv *sp, const char *path,
+		    const char *suffix, char *out)
+{
+	int n = snprintf(out, S3_KEY_MAX + 1, "%s%s%s", sp->uri.prefix, path,
+			 suffix);
+
+	return n < 0 || n > S3_KEY_MAX ? -ENAMETOOLONG : 0;
+}
+
+/* a name below a listed prefix is safe to report */
+static bool rel_name_ok(const char *rel, bool recursive)
+{
+	if (!*rel || rel[strlen(rel) - 1] == '/')
+		return false;
+	if (!recursive && strchr(rel, '/'))
+		return false;
+	return check_path(rel) == 0;
+}
+
+/* ---- list ----------------------------------------------------------- */
+
+static int s3_list_raw(struct backend *be, const char *key_prefix,
+		       bool recursive, unsigned max_keys, const char *cursor,
+		       struct s3_list *out)
+{
+	struct s3_priv *sp = be->priv;
+	char mk[16];
+	struct s3_param p[5];
+	struct http_resp resp;
+	struct buf url;
+	size_t n = 0;
+	int rc;
+
+	snprintf(mk, sizeof(mk), "%u", max_keys);
+	p[n++] = (struct s3_param){"list-type", "2"};
+	p[n++] = (struct s3_param){"prefix", key_prefix};
+	p[n++] = (struct s3_param){"max-keys", mk};
+	if (!recursive)
+		p[n++] = (struct s3_param){"delimiter", "/"};
+	if (cursor)
+		p[n++] = (struct s3_param){"continuation-token", cursor};
+	buf_init(&url, 16384);
+	rc = s3_url_bucket(&url, &sp->addr, p, n);
+	if (rc < 0) {
+		buf_release(&url);
+		return rc == -EFBIG ? -ENAMETOOLONG : rc;
+	}
+	http_resp_init(&resp);
+	rc = s3_do(sp, "GET", url.data, NULL, NULL, 0, S3_XML_MAX, &resp);
+	rc = s3_result(be, "list", key_prefix, rc, &resp);
+	if (rc == 0) {
+		rc = s3_xml_parse_list(resp.body.data, resp.body.len, out);
+		if (rc < 0) {
+			log_warn("%s: list '%s': unparsable ListBucketResult "
+				 "(%zu bytes)",
+				 s3_provider_name(sp->uri.prov), key_prefix,
+				 resp.body.len);
+			be_note_error(be, -EIO, "list %s: bad XML", key_prefix);
+			rc = rc == -ENOMEM ? rc : -EIO;
+		} else if (out->n_bad) {
+			log_warn("%s: list '%s': %zu malformed entries skipped",
+				 s3_provider_name(sp->uri.prov), key_prefix,
+				 out->n_bad);
+		}
+	}
+	http_resp_release(&resp);
+	buf_release(&url);
+	return rc;
+}
+
+static int s3_list_page(struct backend *be, const char *dir, unsigned flags,
+			const char *cursor, be_fill_fn fill, void *cookie,
+			char **next)
+{
+	struct s3_priv *sp = be->priv;
+	bool rec = flags & BE_LIST_RECURSIVE;
+	char prefix[S3_KEY_MAX + 1];
+	struct s3_list l;
+	size_t plen, i;
+	bool stop = false;
+	int rc;
+
+	*next = NULL;
+	rc = check_path(dir);
+	if (rc < 0)
+		return rc;
+	rc = make_key(sp, dir, *dir ? "/" : "", prefix);
+	if (rc < 0)
+		return rc;
+	plen = strlen(prefix);
+	rc = s3_list_raw(be, prefix, rec, sp->max_keys, cursor, &l);
+	if (rc < 0)
+		return rc;
+	/* nothing at all under a non-root prefix: no such directory */
+	if (!cursor && *dir && l.n_objs == 0 && l.n_prefixes == 0 &&
+	    !l.truncated) {
+		s3_list_release(&l);
+		return -ENOENT;
+	}
+	for (i = 0; i < l.n_objs && !stop; i++) {
+		const struct s3_obj *o = &l.objs[i];
+		struct be_attr a = {
+			.type = BE_FILE,
+			.size = o->size,
+			.mtime_ns = o->mtime_ns,
+		};
+
+		if (strncmp(o->key, prefix, plen) ||
+		    !rel_name_ok(o->key + plen, rec))
+			continue;
+		stop = fill(cookie, o->key + plen, &a) != 0;
+	}
+	for (i = 0; i < l.n_prefixes && !stop && !rec; i++) {
+		char *p = l.prefixes[i];
+		size_t n = strlen(p);
+		struct be_attr a = {.type = BE_DIR};
+
+		if (n <= plen || strncmp(p, prefix, plen) || p[n - 1] != '/')
+			continue;
+		p[n - 1] = '\0';
+		if (rel_name_ok(p + plen, false))
+			stop = fill(cookie, p + plen, &a) != 0;
+	}
+	if (!stop && l.truncated) {
+		if (!l.next_token) {
+			log_warn("%s: list '%s': truncated without a "
+				 "continuation token",
+				 s3_provider_name(sp->uri.prov), prefix);
+			rc = -EIO;
+		} else {
+			*next = l.next_token;
+			l.next_token = NULL;
+		}
+	}
+	s3_list_release(&l);
+	return rc;
+}
+
+/* ---- stat ------------------------------------------------------------- */
+
+static int s3_stat(struct backend *be, const char *path, struct be_attr *out)
+{
+	struct s3_priv *sp = be->priv;
+	char key[S3_KEY_MAX + 1];
+	struct http_resp resp;
+	struct s3_list l;
+	struct buf url;
+	int rc;
+
+	rc = check_path(path);
+	if (rc < 0)
+		return rc;
+	if (!*path) {
+		*out = (struct be_attr){.type = BE_DIR};
+		return 0;
+	}
+	rc = make_key(sp, path, "", key);
+	if (rc < 0)
+		return rc;
+	buf_init(&url, 16384);
+	rc = s3_url_object(&url, &sp->addr, key, NULL, 0);
+	if (rc < 0) {
+		buf_release(&url);
+		return -ENAMETOOLONG;
+	}
+	http_resp_init(&resp);
+	rc = s3_do(sp, "HEAD", url.data, NULL, NULL, 0, 0, &resp);
+	rc = s3_result(be, "stat", key, rc, &resp);
+	if (rc == 0) {
+		*out = (struct be_attr){
+			.type = BE_FILE,
+			.size = resp.content_length > 0
+					? (uint64_t)resp.content_length
+					: 0,
+			.mtime_ns = resp.last_modified_ms > 0
+					    ? resp.last_modified_ms * 1000000LL
+					    : 0,
+		};
+	}
+	http_resp_release(&resp);
+	buf_release(&url);
+	if (rc != -ENOENT)
+		return rc;
+	/* not an object: a directory when anything lies below "key/" */
+	rc = make_key(sp, path, "/", key);
+	if (rc < 0)
+		return rc;
+	rc = s3_list_raw(be, key, true, 1, NULL, &l);
+	if (rc < 0)
+		return rc;
+	rc = l.n_objs || l.n_prefixes ? 0 : -ENOENT;
+	s3_list_release(&l);
+	if (rc == 0)
+		*out = (struct be_attr){.type = BE_DIR};
+	return rc;
+}
+
+/* ---- read ------------------------------------------------------------- */
+
+/* with ra_lock held: the fresh entry of `key`, or NULL */
+static struct ra_entry *ra_find(struct s3_priv *sp, const char *key,
+				int64_t now)
+{
+	size_t i;
+
+	for (i = 0; i < RA_SLOTS; i++) {
+		struct ra_entry *e = &sp->ra[i];
+
+		if (!e->key || strcmp(e->key, key))
+			continue;
+		if (now - e->born_ms > (int64_t)sp->ra_ttl_ms) {
+			ra_free(sp, e);
+			return NULL;
+		}
+		return e;
+	}
+	return NULL;
+}
+
+static void ra_forget(struct s3_priv *sp, const char *key)
+{
+	size_t i;
+
+	pthread_mutex_lock(&sp->ra_lock);
+	for (i = 0; i < RA_SLOTS; i++)
+		if (sp->ra[i].key && !strcmp(sp->ra[i].key, key))
+			ra_free(sp, &sp->ra[i]);
+	pthread_mutex_unlock(&sp->ra_lock);
+}
+
+/* keep `data` (taken over) as the window of `key`; frees it on failure */
+static void ra_store(struct s3_priv *sp, const char *key, off_t off, char *data,
+		     size_t len, size_t window, bool eof)
+{
+	struct ra_entry *slot = NULL;
+	char *k;
+	size_t i;
+
+	if (len > RA_TOTAL || !(k = strdup(key))) {
+		free(data);
+		return;
+	}
+	pthread_mutex_lock(&sp->ra_lock);
+	for (i = 0; i < RA_SLOTS; i++)
+		if (sp->ra[i].key && !strcmp(sp->ra[i].key, key))
+			ra_free(sp, &sp->ra[i]);
+	for (;;) {
+		struct ra_entry *lru = NULL;
+
+		slot = NULL;
+		for (i = 0; i < RA_SLOTS; i++) {
+			struct ra_entry *e = &sp->ra[i];
+
+			if (!e->key)
+				slot = e;
+			else if (!lru || e->used < lru->used)
+				lru = e;
+		}
+		if (slot && sp->ra_bytes + len <= RA_TOTAL)
+			break;
+		if (!lru)
+			break;
+		ra_free(sp, lru);
+	}
+	*slot = (struct ra_entry){
+		.key = k,
+		.off = off,
+		.data = data,
+		.len = len,
+		.window = window,
+		.eof = eof,
+		.born_ms = mono_ms(),
+		.used = ++sp->ra_tick,
+	};
+	sp->ra_bytes += len;
+	pthread_mutex_unlock(&sp->ra_lock);
+}
+
+/*
+ * GET bytes [off, off + want) of `key`.  0 with *data (malloc'd, may be
+ * NULL when *len is 0), *len and *eof; -errno.
+ */
+static int s3_get_range(struct backend *be, const char *key, off_t off,
+			size_t want, char **data, size_t *len, bool *eof)
+{
+	struct s3_priv *sp = be->priv;
+	char range[80];
+	const char *extra[2] = {range, NULL};
+	struct http_resp resp;
+	struct buf url;
+	int rc;
+
+	*data = NULL;
+	*len = 0;
+	*eof = false;
+	snprintf(range, sizeof(range), "Range: bytes=%lld-%lld", (long long)off,
+		 (long long)off + (long long)want - 1);
+	buf_init(&url, 16384);
+	rc = s3_url_object(&url, &sp->addr, key, NULL, 0);
+	if (rc < 0) {
+		buf_release(&url);
+		return -ENAMETOOLONG;
+	}
+	http_resp_init(&resp);
+	rc = s3_do(sp, "GET", url.data, extra, NULL, 0,
+		   want > RA_MAX ? want : RA_MAX, &resp);
+	rc = s3_result(be, "read", key, rc, &resp);
+	if (rc == -ERANGE || (rc == -EINVAL && resp.status == 416)) {
+		*eof = true; /* at or past the end */
+		rc = 0;
+	} else if (rc == 0 && resp.status == 206) {
+		*len = resp.body.len > want ? want : resp.body.len;
+		*eof = *len < want;
+		*data = buf_detach(&resp.body, NULL);
+	} else if (rc == 0) {
+		/* the whole object: the server ignored Range */
+		size_t total = resp.body.len;
+
+		if ((uint64_t)off < total) {
+			*len = total - (size_t)off;
+			if (*len > want)
+				*len = want;
+			*data = malloc(*len ? *len : 1);
+			if (!*data)
+				rc = -ENOMEM;
+			else
+				memcpy(*data, resp.body.data + off, *len);
+		}
+		*eof = (uint64_t)off + *len >= total;
+	}
+	http_resp_release(&resp);
+	buf_release(&url);
+	return rc;
+}
+
+static ssize_t s3_read(struct backend *be, const char *path, void *buf,
+		       size_t size, off_t off)
+{
+	struct s3_priv *sp = be->priv;
+	char key[S3_KEY_MAX + 1];
+	size_t done = 0;
+	off_t cur = off;
+	int rc;
+
+	rc = check_path(path);
+	if (rc < 0)
+		return rc;
+	if (!*path)
+		return -EISDIR;
+	rc = make_key(sp, path, "", key);
+	if (rc < 0)
+		return rc;
+	if (size > SSIZE_MAX)
+		size = SSIZE_MAX;
+	while (done < size) {
+		struct ra_entry *e;
+		size_t window = RA_MIN, want, len, n;
+		char *data;
+		bool eof;
+
+		pthread_mutex_lock(&sp->ra_lock);
+		e = ra_find(sp, key, mono_ms());
+		if (e && cur >= e->off && cur < e->off + (off_t)e->len) {
+			n = (size_t)(e->off + (off_t)e->len - cur);
+			if (n > size - done)
+				n = size - done;
+			memcpy((char *)buf + done, e->data + (cur - e->off), n);
+			e->used = ++sp->ra_tick;
+			pthread_mutex_unlock(&sp->ra_lock);
+			done += n;
+			cur += (off_t)n;
+			continue;
+		}
+		if (e && e->eof && cur >= e->off + (off_t)e->len) {
+			pthread_mutex_unlock(&sp->ra_lock);
+			break;
+		}
+		if (e && cur == e->off + (off_t)e->len)
+			window =
+				e->window * 2 > RA_MAX ? RA_MAX : e->window * 2;
+		pthread_mutex_unlock(&sp->ra_lock);
+
+		want = size - done > window ? size - done : window;
+		rc = s3_get_range(be, key, cur, want, &data, &len, &eof);
+		if (rc < 0)
+			return done ? (ssize_t)done : rc;
+		n = len > size - done ? size - done : len;
+		if (n)
+			memcpy((char *)buf + done, data, n);
+		done += n;
+		if (len)
+			ra_store(sp, key, cur, data, len, want, eof);
+		else
+			free(data);
+		cur += (off_t)n;
+		if (eof && n == len)
+			break;
+	}
+	return (ssize_t)done;
+}
+
+/* ---- remove ----------------------------------------------------------- */
+
+static int s3_remove(struct backend *be, const char *path)
+{
+	struct s3_priv *sp = be->priv;
+	char key[S3_KEY_MAX + 1];
+	struct http_resp resp;
+	struct buf url;
+	int rc;
+
+	rc = check_path(path);
+	if (rc < 0)
+		return rc;
+	if (!*path)
+		return -EISDIR;
+	rc = make_key(sp, path, "", key);
+	if (rc < 0)
+		return rc;
+	ra_forget(sp, key);
+	buf_init(&url, 16384);
+	rc = s3_url_object(&url, &sp->addr, key, NULL, 0);
+	if (rc < 0) {
+		buf_release(&url);
+		return -ENAMETOOLONG;
+	}
+	http_resp_init(&resp);
+	rc = s3_do(sp, "DELETE", url.data, NULL, NULL, 0, 0, &resp);
+	rc = s3_result(be, "remove", key, rc, &resp);
+	http_resp_release(&resp);
+	buf_release(&url);
+	return rc;
+}
+
+struct del_ctx {
+	const char *const *keys; /* full keys of this batch, NULL: not sent */
+	int *results;
+	bool *seen;
+	size_t n;
+};
+
+static int del_cb(void *cookie, const char *key, const char *code,
+		  const char *message)
+{
+	struct del_ctx *dc = cookie;
+	size_t i;
+
+	(void)message;
+	for (i = 0; i < dc->n; i++) {
+		if (dc->seen[i] || !dc->keys[i] || strcmp(dc->keys[i], key))
+			continue;
+		dc->seen[i] = true;
+		if (!code) {
+			dc->results[i] = 0;
+		} else {
+			int err = s3_code_to_errno(code);
+
+			dc->results[i] = err ? err : -EIO;
+			if (dc->results[i] != -ENOENT)
+				log_warn("s3: delete '%s': %s", key, code);
+		}
+		break;
+	}
+	return 0;
+}
+
+/* one multi-object DELETE of at most S3_DELETE_BATCH paths */
+static int s3_remove_batch(struct backend *be, const char *const *paths,
+			   size_t n, int *results)
+{
+	struct s3_priv *sp = be->priv;
+	char **keys = calloc(n, sizeof(*keys));
+	bool *seen = calloc(n, sizeof(*seen));
+	struct del_ctx dc = {.results = results, .seen = seen, .n = n};
+	char md5[32], md5_hdr[64];
+	const char *extra[3] = {md5_hdr, "Content-Type: application/xml", NULL};
+	struct s3_param p = {"delete", ""};
+	struct http_resp resp;
+	struct buf body, url;
+	size_t i, sent = 0;
+	int rc = 0;
+
+	http_resp_init(&resp);
+	buf_init(&body, (size_t)16 << 20);
+	buf_init(&url, 16384);
+	if (!keys || !seen) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	dc.keys = (const char *const *)keys;
+	rc = buf_puts(&body, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
+			     "<Delete><Quiet>false</Quiet>");
+	for (i = 0; i < n && rc == 0; i++) {
+		char key[S3_KEY_MAX + 1];
+		size_t mark = body.len;
+
+		results[i] = check_path(paths[i]);
+		if (results[i] == 0 && !*paths[i])
+			results[i] = -EISDIR;
+		if (results[i] == 0)
+			results[i] = make_key(sp, paths[i], "", key);
+		if (results[i] < 0)
+			continue;
+		rc = buf_puts(&body, "<Object><Key>");
+		if (rc == 0) {
+			rc = s3_xml_escape(&body, key);
+			if (rc == -EILSEQ) {
+				/* XML cannot carry it: not sent */
+				body.len = mark;
+				body.data[mark] = '\0';
+				results[i] = -EINVAL;
+				rc = 0;
+				continue;
+			}
+		}
+		if (rc == 0)
+			rc = buf_puts(&body, "</Key></Object>");
+		if (rc == 0) {
+			keys[i] = strdup(key);
+			if (!keys[i])
+				rc = -ENOMEM;
+			results[i] = -EIO; /* until the answer says */
+			sent++;
+			ra_forget(sp, key);
+		}
+	}
+	if (rc == 0)
+		rc = buf_puts(&body, "</Delete>");
+	if (rc < 0 || sent == 0)
+		goto out;
+	b64_md5(body.data, body.len, md5);
+	snprintf(md5_hdr, sizeof(md5_hdr), "Content-MD5: %s", md5);
+	rc = s3_url_bucket(&url, &sp->addr, &p, 1);
+	if (rc < 0)
+		goto out;
+	rc = s3_do(sp, "POST", url.data, extra, body.data, body.len, S3_XML_MAX,
+		   &resp);
+	rc = s3_result(be, "delete", sp->uri.prefix, rc, &resp);
+	if (rc < 0)
+		goto out;
+	rc = s3_xml_parse_delete(resp.body.data, resp.body.len, del_cb, &dc);
+	if (rc < 0) {
+		log_warn("s3: multi-delete: unparsable DeleteResult");
+		be_note_error(be, -EIO, "delete: bad XML");
+		rc = rc == -ENOMEM ? rc : -EIO;
+	}
+	for (i = 0; i < n && rc == 0; i++)
+		if (keys[i] && !seen[i])
+			log_warn("s3: multi-delete: no result for '%s'",
+				 keys[i]);
+out:
+	if (keys)
+		for (i = 0; i < n; i++)
+			free(keys[i]);
+	free(keys);
+	free(seen);
+	buf_release(&body);
+	buf_release(&url);
+	http_resp_release(&resp);
+	return rc;
+}
+
+static int s3_remove_many(struct backend *be, const char *const *paths,
+			  size_t n, int *results)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i += S3_DELETE_BATCH) {
+		size_t m = n - i > S3_DELETE_BATCH ? S3_DELETE_BATCH : n - i;
+
+		rc = s3_remove_batch(be, paths + i, m, results + i);
+		if (rc < 0) {
+			for (size_t j = i; j < n; j++)
+				results[j] = rc;
+			return rc;
+		}
+	}
+	return 0;
+}
+
+const struct be_ops be_s3_ops = {
+	.name = "s3",
+	.schemes = s3_schemes,
+	.caps = BE_CAP_DELETE | BE_CAP_REMOVE_MANY,
+	.priv_size = sizeof(struct s3_priv),
+	.init = s3_init,
+	.destroy = s3_destroy,
+	.list_page = s3_list_page,
+	.stat = s3_stat,
+	.read = s3_read,
+	.remove = s3_remove,
+	.remove_many = s3_remove_many,
+};
