@@ -211,6 +211,10 @@ static int configure(struct cli *cli, struct stfs_conf *c)
 	 * environment; explicit keys win over all of them */
 	if (conf_apply_imports(c, &err))
 		return die_conf(&err, "import");
+	/* a short timeout= shortens the default connect timeout with it */
+	if (!conf_is_explicit(c, "connect_timeout") &&
+	    c->connect_timeout_ms > c->timeout_ms)
+		c->connect_timeout_ms = c->timeout_ms;
 	if (conf_validate(c, &err))
 		return die_conf(&err, "configuration");
 	return 0;

@@ -20,6 +20,7 @@
 #include "audit.h"
 #include "ckinfo.h"
 #include "delete.h"
+#include "imapsum.h"
 #include "log.h"
 #include "prom.h"
 #include "protostuff.h"
@@ -558,6 +559,19 @@ static int resolve_imap(struct view *v, struct node *n, char **c, int k)
 	}
 	if (join(c, 1, k, n->sub, sizeof(n->sub)))
 		return -ENAMETOOLONG;
+	/* imap/<cluster>/<map>.summary beside each map directory */
+	if (k == 3 && strlen(c[2]) > 8 &&
+	    strcmp(c[2] + strlen(c[2]) - 8, ".summary") == 0) {
+		n->sub[strlen(n->sub) - 8] = '\0';
+		rc = be_stat(v->fs->imap, n->sub, &n->imap_attr);
+		if (rc == 0 && n->imap_attr.type == BE_DIR) {
+			n->kind = ND_PSEUDO;
+			n->pf = PF_IMAP_SUMMARY;
+			return 0;
+		}
+		if (join(c, 1, k, n->sub, sizeof(n->sub)))
+			return -ENAMETOOLONG;
+	}
 	rc = be_stat(v->fs->imap, n->sub, &n->imap_attr);
 	if (rc)
 		return rc;
@@ -778,6 +792,8 @@ int tree_render(struct view *v, const struct node *n, struct buf *out,
 		*mtime_s = v->now_ms / 1000;
 		return render_prom(v, NULL, out);
 	case PF_IMAP_SUMMARY:
+		*mtime_s = ns_to_s(n->imap_attr.mtime_ns);
+		return imapsum_render(v->fs->imap, n->sub, out);
 	case PF_NONE:
 		break;
 	}
@@ -923,6 +939,7 @@ struct lister {
 	int rc;
 	int state; /* by-state filter */
 	const char *name; /* by-name filter */
+	int depth;        /* ND_IMAP: components below imap/ */
 };
 
 /* Resolve and stat "<path>/<name>" and hand it to the filler. */
@@ -1001,8 +1018,16 @@ static int cmp_strp(const void *a, const void *b)
 
 static int imap_fill(void *cookie, const char *name, const struct be_attr *a)
 {
-	(void)a;
-	return emit(cookie, name);
+	struct lister *l = cookie;
+	char sum[300];
+
+	if (emit(l, name))
+		return 1;
+	/* maps are the directories of a cluster directory: imap/<c>/<map> */
+	if (a && a->type == BE_DIR && l->depth == 1 &&
+	    snprintf(sum, sizeof(sum), "%s.summary", name) < (int)sizeof(sum))
+		return emit(l, sum);
+	return 0;
 }
 
 static int list_names(struct lister *l, const char *const *names, int lo,
@@ -1161,6 +1186,9 @@ int tree_list(struct view *v, const char *path, const struct node *n,
 		list_names(&l, stfs_files, PF_STATS, PF_AUDIT);
 		return 0;
 	case ND_IMAP:
+		l.depth = n->sub[0] ? 1 : 0;
+		for (const char *s = n->sub; *s; s++)
+			l.depth += *s == '/';
 		return be_list(v->fs->imap, n->sub, 0, imap_fill, &l);
 	case ND_PSEUDO:
 	case ND_OBJ:

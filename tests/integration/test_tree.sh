@@ -177,6 +177,21 @@ check "st_blocks is ceil(size/512)" bash -c "
 check "mtimes come from the sources (none in the future)" bash -c "
 	now=\$(date +%s); find '$M/jobs' -printf '%T@\n' | awk -v n=\$now '{ if (\$1 > n + 1) exit 1 }'"
 
+# imap/: raw WAL files as they are, and a decoded summary beside each map
+errs=0 n=0
+while read -r f; do
+	n=$((n + 1))
+	cmp -s "$STATE/imap/$f" "$M/imap/$f" || errs=$((errs + 1))
+done < <(cd "$STATE/imap" && find . -type f -printf '%P\n')
+check_eq "imap/ holds the $n WAL files byte for byte" 0 "$errs"
+two=$(cd "$STATE/imap" && for m in */*/; do [ "$(ls "$m" | wc -l)" -ge 2 ] && echo "${m%/}"; done | head -1)
+if [ -n "$two" ]; then
+	old=$(ls "$STATE/imap/$two" | sort -n | head -1)
+	check "the older region of $two is reported superseded" \
+		grep -q "^$old .*superseded" "$M/imap/$two.summary"
+	check "the summary counts tombstones" grep -q '^tombstones' "$M/imap/$two.summary"
+fi
+
 # Prometheus text
 if command -v promtool >/dev/null; then
 	check "promtool accepts every metrics file and stfs.prom" bash -c "

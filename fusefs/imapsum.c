@@ -1,0 +1,164 @@
+#include "imapsum.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protostuff.h"
+
+struct region {
+	char name[256];
+	uint8_t *data;
+	size_t len;
+	size_t files;
+};
+
+struct walk {
+	struct region *regions;
+	size_t n, cap;
+	uint64_t total;
+	int err;
+	struct backend *be;
+	const char *mapdir;
+};
+
+static bool is_wal(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n >= 7 && strcmp(name + n - 7, "wal.txt") == 0;
+}
+
+static struct region *region_of(struct walk *w, const char *name, size_t len)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (strlen(w->regions[i].name) == len &&
+		    memcmp(w->regions[i].name, name, len) == 0)
+			return &w->regions[i];
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 16;
+		struct region *r = realloc(w->regions, cap * sizeof(*r));
+
+		if (!r)
+			return NULL;
+		w->regions = r;
+		w->cap = cap;
+	}
+	memset(&w->regions[w->n], 0, sizeof(w->regions[0]));
+	if (len >= sizeof(w->regions[0].name))
+		len = sizeof(w->regions[0].name) - 1;
+	memcpy(w->regions[w->n].name, name, len);
+	return &w->regions[w->n++];
+}
+
+static int walk_fill(void *cookie, const char *name, const struct be_attr *a)
+{
+	struct walk *w = cookie;
+	const char *slash = strchr(name, '/');
+	struct region *r;
+	char path[2048];
+	uint8_t *p;
+	ssize_t got;
+
+	if (!is_wal(name) || a->type != BE_FILE)
+		return 0;
+	if (w->total + a->size > IMAPSUM_MAX_BYTES) {
+		w->err = -EFBIG;
+		return 1;
+	}
+	/* the region is the first directory below the map */
+	r = region_of(w, name, slash ? (size_t)(slash - name) : 0);
+	if (!r) {
+		w->err = -ENOMEM;
+		return 1;
+	}
+	p = realloc(r->data, r->len + a->size + 1);
+	if (!p) {
+		w->err = -ENOMEM;
+		return 1;
+	}
+	r->data = p;
+	snprintf(path, sizeof(path), "%s/%s", w->mapdir, name);
+	got = a->size ? be_read(w->be, path, p + r->len, a->size, 0) : 0;
+	if (got < 0) {
+		w->err = (int)got;
+		return 1;
+	}
+	r->len += (size_t)got;
+	r->files++;
+	w->total += a->size;
+	return 0;
+}
+
+static int cmp_region(const void *a, const void *b)
+{
+	return strcmp(((const struct region *)a)->name,
+		      ((const struct region *)b)->name);
+}
+
+int imapsum_render(struct backend *be, const char *mapdir, struct buf *out)
+{
+	struct walk w = {.be = be, .mapdir = mapdir};
+	struct wal_summary s;
+	const uint8_t **files = NULL;
+	size_t *lens = NULL;
+	bool *sup = NULL;
+	const char *map = strrchr(mapdir, '/');
+	int rc;
+
+	rc = be_list(be, mapdir, BE_LIST_RECURSIVE, walk_fill, &w);
+	if (rc == 0)
+		rc = w.err;
+	buf_printf(out, "%-13s%s\n", "map", map ? map + 1 : mapdir);
+	if (rc == -EFBIG) {
+		rc = buf_printf(out,
+				"%-13smore than %" PRIu64
+				" bytes of WAL: too large to decode here\n",
+				"summary", IMAPSUM_MAX_BYTES);
+		goto out;
+	}
+	if (rc)
+		goto out;
+	qsort(w.regions, w.n, sizeof(*w.regions), cmp_region);
+	files = calloc(w.n + 1, sizeof(*files));
+	lens = calloc(w.n + 1, sizeof(*lens));
+	sup = calloc(w.n + 1, sizeof(*sup));
+	if (!files || !lens || !sup) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < w.n; i++) {
+		files[i] = w.regions[i].data;
+		lens[i] = w.regions[i].len;
+	}
+	rc = wal_summarize(files, lens, w.n, &s, sup);
+	if (rc)
+		goto out;
+	buf_printf(out, "%-13s%zu\n", "regions", w.n);
+	buf_printf(out, "%-13s%" PRIu64 "\n", "records", s.records);
+	buf_printf(out, "%-13s%" PRIu64 "\n", "keys", s.keys);
+	buf_printf(out, "%-13s%" PRIu64 "\n", "live_keys", s.live_keys);
+	buf_printf(out, "%-13s%" PRIu64 "\n", "tombstones", s.tombstones);
+	buf_printf(out, "%-13s%" PRIu64 "\n", "bad_records", s.bad);
+	buf_printf(out, "%-13s%" PRIu64 "\n", "bytes", s.total_bytes);
+	buf_printf(out, "%-13s%" PRIu64 "\n", "live_bytes", s.live_bytes);
+	buf_printf(out, "%-13s%" PRIu64 "\n", "reclaimable", s.reclaim_bytes);
+	buf_printf(out, "%-13s%" PRIu64 "\n", "superseded", s.superseded_files);
+	buf_printf(out, "\n%-24s %-6s %-12s %s\n", "region", "files", "bytes",
+		   "verdict");
+	for (size_t i = 0; i < w.n; i++)
+		buf_printf(out, "%-24s %-6zu %-12zu %s\n",
+			   w.regions[i].name[0] ? w.regions[i].name : ".",
+			   w.regions[i].files, w.regions[i].len,
+			   sup[i] ? "superseded (removable)" : "live");
+out:
+	for (size_t i = 0; i < w.n; i++)
+		free(w.regions[i].data);
+	free(w.regions);
+	free(files);
+	free(lens);
+	free(sup);
+	return rc;
+}
