@@ -36,7 +36,7 @@ enum be_type {
 
 struct be_attr {
 	enum be_type type;
-	uint64_t size;    /* bytes; 0 for directories */
+	uint64_t size;	  /* bytes; 0 for directories */
 	int64_t mtime_ns; /* source modification time, ns since the epoch */
 };
 
@@ -53,7 +53,7 @@ typedef int (*be_fill_fn)(void *cookie, const char *name,
 #define BE_LIST_RECURSIVE 0x1 /* every file below `dir`, at any depth */
 
 /* capabilities */
-#define BE_CAP_DELETE      0x1 /* remove() works */
+#define BE_CAP_DELETE	   0x1 /* remove() works */
 #define BE_CAP_REMOVE_MANY 0x2 /* remove_many() is worth calling */
 
 struct backend;
@@ -65,10 +65,10 @@ struct be_stats {
 };
 
 struct be_ops {
-	const char *name;             /* "local", "s3", "webhdfs" */
-	const char *const *schemes;   /* URI schemes served, NULL-terminated */
-	unsigned caps;                /* BE_CAP_* */
-	size_t priv_size;             /* bytes the core callocs for be->priv */
+	const char *name;	    /* "local", "s3", "webhdfs" */
+	const char *const *schemes; /* URI schemes served, NULL-terminated */
+	unsigned caps;		    /* BE_CAP_* */
+	size_t priv_size;	    /* bytes the core callocs for be->priv */
 
 	/**
 	 * Required.  Check the backend's own settings and prepare (connect

@@ -22,7 +22,8 @@ struct buf {
 
 #define BUF_DEFAULT_MAX ((size_t)1 << 20)
 
-/** Set up an empty buffer that may hold at most `max` bytes. Allocates nothing. */
+/** Set up an empty buffer that may hold at most `max` bytes. Allocates nothing.
+ */
 void buf_init(struct buf *b, size_t max);
 /** Append `n` bytes. 0; -EFBIG past the cap; -ENOMEM. */
 int buf_append(struct buf *b, const void *p, size_t n);

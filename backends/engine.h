@@ -43,7 +43,7 @@ enum job_state {
 	JS_CANCELED,
 	JS_FINISHED,
 	JS_UNKNOWABLE,
-	JS_ORPHAN,  /* storage only; the engine answered and knows no such job */
+	JS_ORPHAN, /* storage only; the engine answered and knows no such job */
 	JS_UNKNOWN, /* the engine could not be asked, or said nothing usable */
 	JS_COUNT
 };
@@ -52,34 +52,39 @@ enum job_state {
 const char *job_state_name(int state);
 /** Parse a JobStatus name (case-insensitive); -1 when not one. */
 int job_state_parse(const char *name);
-/** JobStatus.isEndState(): FAILED, SAVEPOINT_DONE, CANCELED, FINISHED, UNKNOWABLE. */
+/** JobStatus.isEndState(): FAILED, SAVEPOINT_DONE, CANCELED, FINISHED,
+ * UNKNOWABLE. */
 bool job_state_is_end(int state);
 
 /** One job as the engine reports it.  All strings are owned by the snapshot. */
 struct engine_job {
-	char *id;          /* decimal job id, as the engine wrote it */
-	char *name;        /* jobName, or NULL */
-	int state;         /* enum job_state; JS_UNKNOWN for an unparseable jobStatus */
-	char *error_msg;   /* errorMsg, or NULL */
-	int64_t create_s;  /* createTime as epoch seconds (local time zone), or 0 */
-	int64_t finish_s;  /* finishTime as epoch seconds, or 0 */
-	bool running;      /* came from /running-jobs */
-	char *json;        /* the job object, compact, key order kept, + "\n" */
+	char *id;   /* decimal job id, as the engine wrote it */
+	char *name; /* jobName, or NULL */
+	int state; /* enum job_state; JS_UNKNOWN for an unparseable jobStatus */
+	char *error_msg;  /* errorMsg, or NULL */
+	int64_t create_s; /* createTime as epoch seconds (local time zone), or 0
+			   */
+	int64_t finish_s; /* finishTime as epoch seconds, or 0 */
+	bool running;	  /* came from /running-jobs */
+	char *json;	  /* the job object, compact, key order kept, + "\n" */
 	size_t json_len;
-	char *metrics_json; /* the "metrics" object, compact + "\n"; "{}\n" if absent */
+	char *metrics_json; /* the "metrics" object, compact + "\n"; "{}\n" if
+			       absent */
 	size_t metrics_json_len;
-	json_t *metrics;   /* the parsed "metrics" object (borrowed; read-only), or NULL */
-	int *pipelines;    /* pipeline ids from jobDag.pipelineEdges, sorted */
+	json_t *metrics; /* the parsed "metrics" object (borrowed; read-only),
+			    or NULL */
+	int *pipelines;	 /* pipeline ids from jobDag.pipelineEdges, sorted */
 	size_t n_pipelines;
 };
 
 struct engine_snap {
-	int refs;          /* atomic */
-	int err;           /* 0: this data is a fresh answer; else -errno of the failed fetch */
-	char errmsg[200];  /* why the fetch failed (no secrets) */
-	int64_t data_ms;   /* wall time when `jobs` was fetched (0: never) */
+	int refs; /* atomic */
+	int err;  /* 0: this data is a fresh answer; else -errno of the failed
+		     fetch */
+	char errmsg[200]; /* why the fetch failed (no secrets) */
+	int64_t data_ms;  /* wall time when `jobs` was fetched (0: never) */
 	int64_t fetched_mono_ms; /* monotonic time of the fetch attempt */
-	char source[256];  /* base URL that answered */
+	char source[256];	 /* base URL that answered */
 	struct engine_job *jobs; /* sorted by id (numeric order) */
 	size_t n_jobs;
 	json_t *root_running, *root_finished; /* owners of the jobs' json_t */

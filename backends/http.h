@@ -22,28 +22,30 @@
 #define CURL_ERROR_SIZE_STFS 256
 
 struct http_req {
-	const char *method;           /* "GET" (default when NULL), "HEAD", ... */
+	const char *method; /* "GET" (default when NULL), "HEAD", ... */
 	const char *url;
-	const char *const *headers;   /* "Name: value" strings, NULL-terminated, or NULL */
-	const void *body;             /* request body or NULL */
+	const char *const
+		*headers; /* "Name: value" strings, NULL-terminated, or NULL */
+	const void *body; /* request body or NULL */
 	size_t body_len;
-	unsigned timeout_ms;          /* overall deadline, retries included */
-	unsigned connect_timeout_ms;  /* 0: min(timeout, 2000) */
-	unsigned retries;             /* extra attempts allowed (idempotent only) */
-	size_t max_body;              /* response cap; 0: BUF_DEFAULT_MAX */
-	const char *userpwd;          /* "user:password" for basic auth, or NULL (secret) */
-	const char *aws_sigv4;        /* CURLOPT_AWS_SIGV4 provider string, or NULL */
-	const char *ca_file;          /* CA bundle, or NULL for the system store */
-	bool follow_location;         /* follow redirects (at most 5); default no */
+	unsigned timeout_ms;	     /* overall deadline, retries included */
+	unsigned connect_timeout_ms; /* 0: min(timeout, 2000) */
+	unsigned retries; /* extra attempts allowed (idempotent only) */
+	size_t max_body;  /* response cap; 0: BUF_DEFAULT_MAX */
+	const char
+		*userpwd; /* "user:password" for basic auth, or NULL (secret) */
+	const char *aws_sigv4; /* CURLOPT_AWS_SIGV4 provider string, or NULL */
+	const char *ca_file;   /* CA bundle, or NULL for the system store */
+	bool follow_location;  /* follow redirects (at most 5); default no */
 };
 
 struct http_resp {
-	long status;          /* HTTP status; 0 when no response */
-	struct buf body;      /* response body (capped) */
+	long status;		  /* HTTP status; 0 when no response */
+	struct buf body;	  /* response body (capped) */
 	int64_t last_modified_ms; /* Last-Modified header, or -1 */
-	int64_t content_length;   /* Content-Length header, or -1 */
+	int64_t content_length;	  /* Content-Length header, or -1 */
 	char content_type[128];
-	unsigned attempts;    /* how many tries were made */
+	unsigned attempts; /* how many tries were made */
 	char error[CURL_ERROR_SIZE_STFS];
 };
 /** curl_global_init; call once in main() before threads. 0 or -EIO. */

@@ -21,9 +21,9 @@ void log_setup(bool to_stderr, bool to_syslog, bool debug)
 
 void log_msg(int level, const char *fmt, ...)
 {
-	static const char *const names[] = {"emerg", "alert", "crit", "error",
-					    "warning", "notice", "info",
-					    "debug"};
+	static const char *const names[] = {"emerg", "alert",	"crit",
+					    "error", "warning", "notice",
+					    "info",  "debug"};
 	va_list ap;
 
 	if (level == LOG_DEBUG && !log_dbg)

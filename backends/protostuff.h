@@ -30,7 +30,8 @@ enum ckpt_type {
 	CKPT_TYPE_UNKNOWN,
 };
 
-/** "checkpoint", "schema-change-before-point", ..., "savepoint", "completed-point", "unknown" */
+/** "checkpoint", "schema-change-before-point", ..., "savepoint",
+ * "completed-point", "unknown" */
 const char *ckpt_type_name(int type);
 
 struct pstuff_ckpt {
@@ -40,13 +41,14 @@ struct pstuff_ckpt {
 	uint64_t states_len;   /* length of PipelineState.states */
 	bool has_states;       /* CompletedCheckpoint fields below are valid */
 	int64_t cc_job_id;
-	int64_t trigger_ts;    /* ms */
-	int64_t completed_ts;  /* ms */
-	int type_ordinal;      /* raw ordinal on the wire, -1 if absent */
-	int type;              /* enum ckpt_type */
-	int table;             /* 0: unknown, 1: 2.3.0-2.3.2 (3 values), 2: 2.3.3+ (5 values) */
-	bool is_restored;      /* field 9 (2.3.3+) */
-	unsigned n_actions;    /* entries of taskStates (full decode only) */
+	int64_t trigger_ts;   /* ms */
+	int64_t completed_ts; /* ms */
+	int type_ordinal;     /* raw ordinal on the wire, -1 if absent */
+	int type;	      /* enum ckpt_type */
+	int table;	  /* 0: unknown, 1: 2.3.0-2.3.2 (3 values), 2: 2.3.3+ (5
+			     values) */
+	bool is_restored; /* field 9 (2.3.3+) */
+	unsigned n_actions; /* entries of taskStates (full decode only) */
 };
 
 /**
@@ -75,18 +77,18 @@ int pstuff_ckpt_to_json(const uint8_t *p, size_t n, struct buf *out);
 /* ---- WAL */
 
 struct wal_record {
-	uint64_t offset;         /* of the 12-byte header */
+	uint64_t offset; /* of the 12-byte header */
 	uint32_t payload_len;
 	bool deleted;
-	const uint8_t *key;      /* borrowed from the input */
+	const uint8_t *key; /* borrowed from the input */
 	size_t key_len;
-	const char *key_class;   /* NOT NUL-terminated; key_class_len bytes */
+	const char *key_class; /* NOT NUL-terminated; key_class_len bytes */
 	size_t key_class_len;
-	const uint8_t *value;    /* NULL for tombstones */
+	const uint8_t *value; /* NULL for tombstones */
 	size_t value_len;
 	const char *value_class; /* NULL for tombstones */
 	size_t value_class_len;
-	int64_t timestamp;       /* ms */
+	int64_t timestamp; /* ms */
 };
 
 typedef int (*wal_record_fn)(void *cookie, const struct wal_record *rec);
@@ -116,17 +118,17 @@ int wal_walk(const uint8_t *p, size_t n, wal_record_fn fn, void *cookie,
  * winning tombstone hides the key.  Keys compare by raw key bytes.
  */
 struct wal_summary {
-	uint64_t records;          /* decoded records, tombstones included */
-	uint64_t tombstones;       /* tombstone records */
-	uint64_t keys;             /* distinct keys */
-	uint64_t live_keys;        /* keys whose newest record is live */
-	uint64_t dead_keys;        /* keys whose newest record is a tombstone */
-	uint64_t bad;              /* records whose payload did not decode */
-	uint64_t garbage_files;    /* files that wal_walk refused (-EPROTO) */
-	uint64_t tail_bytes;       /* truncated-tail bytes, all files */
-	uint64_t total_bytes;      /* sum of the file lengths */
-	uint64_t live_bytes;       /* bytes (header+payload) of live winners */
-	uint64_t reclaim_bytes;    /* total_bytes - live_bytes: what a
+	uint64_t records;	   /* decoded records, tombstones included */
+	uint64_t tombstones;	   /* tombstone records */
+	uint64_t keys;		   /* distinct keys */
+	uint64_t live_keys;	   /* keys whose newest record is live */
+	uint64_t dead_keys;	   /* keys whose newest record is a tombstone */
+	uint64_t bad;		   /* records whose payload did not decode */
+	uint64_t garbage_files;	   /* files that wal_walk refused (-EPROTO) */
+	uint64_t tail_bytes;	   /* truncated-tail bytes, all files */
+	uint64_t total_bytes;	   /* sum of the file lengths */
+	uint64_t live_bytes;	   /* bytes (header+payload) of live winners */
+	uint64_t reclaim_bytes;	   /* total_bytes - live_bytes: what a
 				    * compaction keeping only the live
 				    * winners would free */
 	uint64_t superseded_files; /* entries of superseded[] that are true */

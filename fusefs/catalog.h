@@ -3,10 +3,11 @@
  * pipelines and checkpoints, in both layouts stfs understands
  * (CONTRACT §3):
  *
- *   real (engine code):  <jobId>/<writeTs>-<rand>-<pipelineId>-<checkpointId>.ser
- *                        and in-flight ...sertmp
- *   documented:          <jobId>/<pipelineId>/<checkpointId>/<task-location>/state-data
- *   doc savepoints:      savepoint/<jobId>/<ts or id>/...  (any depth)
+ *   real (engine code):
+ * <jobId>/<writeTs>-<rand>-<pipelineId>-<checkpointId>.ser and in-flight
+ * ...sertmp documented:
+ * <jobId>/<pipelineId>/<checkpointId>/<task-location>/state-data doc
+ * savepoints:      savepoint/<jobId>/<ts or id>/...  (any depth)
  *
  * A catalog is built from ONE recursive listing of the namespace and is
  * then immutable and reference-counted: readers on any thread take a ref
@@ -31,10 +32,10 @@
 
 struct real_name {
 	int64_t write_ts; /* ms */
-	int32_t rnd;      /* 0..999 in practice */
+	int32_t rnd;	  /* 0..999 in practice */
 	int32_t pipeline_id;
 	int64_t checkpoint_id;
-	bool tmp;         /* .sertmp */
+	bool tmp; /* .sertmp */
 };
 
 /**
@@ -53,26 +54,26 @@ int layout_cmp_job_id(const char *a, const char *b);
 /* ---- the catalog */
 
 enum cat_kind {
-	CAT_REAL = 1,   /* real-layout file */
-	CAT_DOC = 2,    /* documented-layout checkpoint file */
+	CAT_REAL = 1,	/* real-layout file */
+	CAT_DOC = 2,	/* documented-layout checkpoint file */
 	CAT_DOC_SP = 3, /* documented savepoint data (savepoint/<jobId>/...) */
-	CAT_STRAY = 4,  /* under <jobId>/ but fits no layout */
+	CAT_STRAY = 4,	/* under <jobId>/ but fits no layout */
 };
 
 /* `key` and `name` are owned by the catalog: `name` points into `key`. */
 struct cat_obj {
-	char *key;        /* backend path, relative to the namespace */
-	char *name;       /* path below its directory in the tree: the file
-			     name (real), "<task-location>/state-data" (doc),
-			     the path below savepoint/<jobId>/ (doc sp),
-			     the path below <jobId>/ (stray) */
+	char *key;  /* backend path, relative to the namespace */
+	char *name; /* path below its directory in the tree: the file
+		       name (real), "<task-location>/state-data" (doc),
+		       the path below savepoint/<jobId>/ (doc sp),
+		       the path below <jobId>/ (stray) */
 	uint64_t size;
 	int64_t mtime_ns;
 	enum cat_kind kind;
 	struct real_name rn; /* CAT_REAL only */
 	int32_t pipeline_id; /* CAT_REAL, CAT_DOC */
 	int64_t checkpoint_id;
-	bool restore_point;  /* this object is its pipeline's restore point */
+	bool restore_point; /* this object is its pipeline's restore point */
 };
 
 struct cat_ckpt {
@@ -81,9 +82,9 @@ struct cat_ckpt {
 	size_t n_objs;
 	uint64_t bytes;
 	int64_t newest_mtime_ns;
-	bool doc;              /* documented layout */
-	bool restore_point;    /* holds the pipeline's restore point */
-	bool only_tmp;         /* every object is a .sertmp */
+	bool doc;	    /* documented layout */
+	bool restore_point; /* holds the pipeline's restore point */
+	bool only_tmp;	    /* every object is a .sertmp */
 };
 
 struct cat_pipe {
@@ -91,7 +92,7 @@ struct cat_pipe {
 	struct cat_ckpt *ckpts; /* sorted by id */
 	size_t n_ckpts;
 	struct cat_obj *restore; /* the restore point object, or NULL */
-	int64_t restore_ckpt;    /* its checkpoint id, or -1 */
+	int64_t restore_ckpt;	 /* its checkpoint id, or -1 */
 	uint64_t bytes;
 };
 
@@ -99,32 +100,34 @@ struct cat_job {
 	char *id;
 	struct cat_pipe *pipes; /* sorted by id */
 	size_t n_pipes;
-	struct cat_obj **sp_objs; /* documented savepoint data, sorted by name */
+	struct cat_obj *
+		*sp_objs; /* documented savepoint data, sorted by name */
 	size_t n_sp;
-	struct cat_obj **strays;  /* sorted by name */
+	struct cat_obj **strays; /* sorted by name */
 	size_t n_strays;
-	bool in_ckpt_dir;        /* <ns>/<jobId>/ exists */
-	bool in_sp_dir;          /* <ns>/savepoint/<jobId>/ exists */
-	uint64_t bytes;          /* every object of the job */
+	bool in_ckpt_dir; /* <ns>/<jobId>/ exists */
+	bool in_sp_dir;	  /* <ns>/savepoint/<jobId>/ exists */
+	uint64_t bytes;	  /* every object of the job */
 	size_t n_objs;
 	size_t n_tmp;
 	int64_t newest_mtime_ns; /* over every object, .sertmp included */
-	int64_t newest_ckpt_ms;  /* newest finished checkpoint's write time (ms), or 0 */
+	int64_t newest_ckpt_ms; /* newest finished checkpoint's write time (ms),
+				   or 0 */
 };
 
 struct catalog {
-	int refs;               /* atomic */
-	int err;                /* 0, or -errno of the listing that failed */
+	int refs; /* atomic */
+	int err;  /* 0, or -errno of the listing that failed */
 	int64_t built_mono_ms;
 	int64_t built_ms;
-	struct cat_job *jobs;   /* sorted by id, numerically */
+	struct cat_job *jobs; /* sorted by id, numerically */
 	size_t n_jobs;
-	struct cat_obj *objs;   /* owner of every object */
+	struct cat_obj *objs; /* owner of every object */
 	size_t n_objs;
 	uint64_t bytes;
-	size_t n_ignored;       /* entries of the namespace that are not jobs
-				   (hostile keys and duplicates included) */
-	char *pool;             /* private: the strings of objs and jobs */
+	size_t n_ignored; /* entries of the namespace that are not jobs
+			     (hostile keys and duplicates included) */
+	char *pool;	  /* private: the strings of objs and jobs */
 };
 
 /** One entry fed to the builder (tests use this without a backend). */

@@ -10,7 +10,7 @@
 #include "protostuff.h"
 
 #define CK_BUCKETS 4096
-#define CK_HEAD    256
+#define CK_HEAD	   256
 
 struct ck_entry {
 	char *key;
@@ -51,8 +51,7 @@ void ckinfo_free(struct ckinfo_table *t)
 	free(t);
 }
 
-static int ck_lookup(struct ckinfo_table *t, const struct cat_obj *o,
-		     size_t b)
+static int ck_lookup(struct ckinfo_table *t, const struct cat_obj *o, size_t b)
 {
 	int type = -1;
 
@@ -81,8 +80,8 @@ static int ck_decode(struct stfs *fs, const struct cat_obj *o)
 			 strerror((int)-n));
 		return CKPT_TYPE_UNKNOWN;
 	}
-	if (o->size >= 2 && be_read(fs->ckpt, o->key, tail, 2,
-				    (off_t)(o->size - 2)) != 2)
+	if (o->size >= 2 &&
+	    be_read(fs->ckpt, o->key, tail, 2, (off_t)(o->size - 2)) != 2)
 		return CKPT_TYPE_UNKNOWN;
 	rc = pstuff_decode_ckpt_head(head, (size_t)n, tail, o->size, &info);
 	if (rc) {

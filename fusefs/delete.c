@@ -31,8 +31,8 @@
 struct decision {
 	char id[24];
 	int64_t mono_ms;
-	int engine_err;      /* 0, or why the engine could not tell */
-	int state;           /* enum job_state */
+	int engine_err;	     /* 0, or why the engine could not tell */
+	int state;	     /* enum job_state */
 	const char *source;  /* "engine", "storage", "engine(unreachable)" */
 	struct catalog *cat; /* this job only, listed with the answer */
 	/*
@@ -42,7 +42,7 @@ struct decision {
 	 */
 	struct catalog *ghost;
 	int64_t last_use_mono_ms;
-	char **removed;      /* keys deleted in this session */
+	char **removed; /* keys deleted in this session */
 	size_t n_removed;
 	struct decision *next;
 };
@@ -110,9 +110,8 @@ bool delete_caller_allowed(struct stfs *fs, const struct caller *c)
 }
 
 static void audit_decision(struct stfs *fs, const struct caller *c,
-			   const char *op, const char *path,
-			   const char *object, const struct decision *d,
-			   const char *rule, int err)
+			   const char *op, const char *path, const char *object,
+			   const struct decision *d, const char *rule, int err)
 {
 	struct audit_rec r;
 	char comm[64] = "";
@@ -246,8 +245,7 @@ static int job_state_for(struct stfs *fs, const char *id,
  * release with decision_free).  NULL with *err set when the storage of the
  * job cannot be listed.
  */
-static struct decision *decision_get(struct stfs *fs, const char *id,
-				     int *err)
+static struct decision *decision_get(struct stfs *fs, const char *id, int *err)
 {
 	struct decision_cache *dc = fs->dc;
 	struct decision *d, *copy;

@@ -296,7 +296,8 @@ int main(int argc, char *argv[])
 		goto out_fs;
 	}
 	http_set_abort_check(fuse_interrupted);
-	if (fuse_opt_add_arg(&args, "-ofsname=stfs,subtype=stfs,max_threads=32"))
+	if (fuse_opt_add_arg(&args,
+			     "-ofsname=stfs,subtype=stfs,max_threads=32"))
 		goto out_fs;
 	ret = fuse_main(args.argc, args.argv, &stfs_ops, &fs);
 out_fs:

@@ -23,10 +23,10 @@ static struct stfs *fs_ctx(void)
 /* An open file: a storage object (read through the backend) or a
  * pseudo-file (a reference to its rendered content). */
 struct handle {
-	struct backend *be;   /* NULL for a pseudo-file */
+	struct backend *be; /* NULL for a pseudo-file */
 	char *key;
 	struct pc_entry *pe;
-	bool ctl;             /* the `restore` control, opened for writing */
+	bool ctl; /* the `restore` control, opened for writing */
 };
 
 static void get_caller(struct caller *c)
@@ -136,8 +136,7 @@ static int dir_fill(void *cookie, const char *name, const struct stat *st)
 {
 	struct dir_fill *d = cookie;
 
-	return d->filler(d->buf, name, st, 0,
-			 d->plus ? FUSE_FILL_DIR_PLUS : 0);
+	return d->filler(d->buf, name, st, 0, d->plus ? FUSE_FILL_DIR_PLUS : 0);
 }
 
 static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t filler,
@@ -145,7 +144,8 @@ static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t filler,
 		      enum fuse_readdir_flags flags)
 {
 	struct stfs *fs = fs_ctx();
-	struct dir_fill d = {.buf = buf, .filler = filler,
+	struct dir_fill d = {.buf = buf,
+			     .filler = filler,
 			     .plus = (flags & FUSE_READDIR_PLUS) != 0};
 	struct view v;
 	struct node *n = NULL;
@@ -295,8 +295,7 @@ static int xattr_value(struct view *v, const struct node *n, const char *name,
 							       : "protected");
 		return 0;
 	}
-	if ((n->kind == ND_OBJ && n->group == OG_CKPT) ||
-	    n->kind == ND_CKPT) {
+	if ((n->kind == ND_OBJ && n->group == OG_CKPT) || n->kind == ND_CKPT) {
 		bool rp = n->kind == ND_OBJ ? n->obj->restore_point
 					    : n->ckpt->restore_point;
 
@@ -316,7 +315,9 @@ static int xattr_value(struct view *v, const struct node *n, const char *name,
 }
 
 static const char *const xattr_names[] = {
-	"user.stfs.state", "user.stfs.restore", "user.stfs.restore_point",
+	"user.stfs.state",
+	"user.stfs.restore",
+	"user.stfs.restore_point",
 	"user.stfs.checkpoint_type",
 };
 
@@ -359,8 +360,8 @@ static int fs_listxattr(const char *path, char *list, size_t size)
 
 	STFS_INC(fs_ctx(), xattr);
 	if (lookup(&v, path, &n) == 0) {
-		for (size_t i = 0; i < sizeof(xattr_names) / sizeof(*xattr_names);
-		     i++) {
+		for (size_t i = 0;
+		     i < sizeof(xattr_names) / sizeof(*xattr_names); i++) {
 			size_t len = strlen(xattr_names[i]) + 1;
 
 			if (xattr_value(&v, n, xattr_names[i], val,
@@ -455,8 +456,7 @@ static int parse_control(const char *b, size_t s, bool *release)
 /* the job directory of a path below /jobs/<id>/ */
 static void job_dir_of(const char *p, char *out, size_t outsz)
 {
-	const char *e = strchr(p + (strncmp(p, "/jobs/", 6) == 0 ? 6 : 0),
-			       '/');
+	const char *e = strchr(p + (strncmp(p, "/jobs/", 6) == 0 ? 6 : 0), '/');
 	size_t n = e ? (size_t)(e - p) : strlen(p);
 
 	if (n >= outsz)
@@ -495,8 +495,7 @@ static int fs_chmod(const char *p, mode_t m, struct fuse_file_info *fi)
 	return refuse();
 }
 
-static int fs_chown(const char *p, uid_t u, gid_t g,
-		    struct fuse_file_info *fi)
+static int fs_chown(const char *p, uid_t u, gid_t g, struct fuse_file_info *fi)
 {
 	(void)p;
 	(void)u;

@@ -101,8 +101,8 @@ struct pc_entry *pcache_lookup(struct pcache *pc, const char *path)
 	return found;
 }
 
-struct pc_entry *pcache_insert(struct pcache *pc, const char *path,
-			       char *data, size_t len, int64_t mtime_s)
+struct pc_entry *pcache_insert(struct pcache *pc, const char *path, char *data,
+			       size_t len, int64_t mtime_s)
 {
 	uint64_t h = pcache_hash(path);
 	int64_t now = pc_mono_ms();

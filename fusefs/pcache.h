@@ -16,12 +16,12 @@
 #include <stdint.h>
 
 struct pc_entry {
-	int refs;           /* atomic */
+	int refs; /* atomic */
 	uint64_t hash;
 	char *path;
-	char *data;         /* NUL-terminated; len bytes of content */
+	char *data; /* NUL-terminated; len bytes of content */
 	size_t len;
-	int64_t mtime_s;    /* the source's time, not "now" */
+	int64_t mtime_s; /* the source's time, not "now" */
 	int64_t expires_mono_ms;
 	struct pc_entry *next; /* chain; protected by the cache lock */
 };
@@ -40,8 +40,8 @@ struct pc_entry *pcache_lookup(struct pcache *pc, const char *path);
  * meanwhile wins, so that every caller sees the same content.  NULL when
  * out of memory (data is freed).
  */
-struct pc_entry *pcache_insert(struct pcache *pc, const char *path,
-			       char *data, size_t len, int64_t mtime_s);
+struct pc_entry *pcache_insert(struct pcache *pc, const char *path, char *data,
+			       size_t len, int64_t mtime_s);
 struct pc_entry *pcache_ref(struct pc_entry *e);
 void pcache_put(struct pc_entry *e);
 /** Drop every entry (held references stay valid). */

@@ -90,8 +90,7 @@ static void rule_input_of(struct view *v, const struct job_view *jv,
 /* the rule order of CONTRACT §4: a lower rank decides */
 static int rule_rank(const char *rule)
 {
-	static const char *const order[] = {"R5", "R4", "R3", "R1", "R6",
-					    "R2"};
+	static const char *const order[] = {"R5", "R4", "R3", "R1", "R6", "R2"};
 
 	for (int i = 0; i < 6; i++)
 		if (strcmp(rule, order[i]) == 0)
@@ -129,7 +128,8 @@ static void verdict_classes(struct view *v, const struct job_view *jv,
 				snprintf(out->reason, sizeof(out->reason),
 					 "%zu %s not released (echo release > "
 					 "restore)",
-					 cnt[c], obj_class_name((enum obj_class)c));
+					 cnt[c],
+					 obj_class_name((enum obj_class)c));
 		}
 	}
 }
@@ -245,7 +245,8 @@ int render_job_status(struct view *v, const struct job_view *jv,
 		buf_printf(out, "%-12s%s\n", "newest",
 			   cj->newest_ckpt_ms ? t : "-");
 		if (cj->n_sp)
-			buf_printf(out, "%-12s%zu objects (documented layout)\n",
+			buf_printf(out,
+				   "%-12s%zu objects (documented layout)\n",
 				   "savepoints", cj->n_sp);
 		if (cj->n_strays)
 			buf_printf(out, "%-12s%zu objects (see other/)\n",
@@ -259,14 +260,16 @@ int render_job_status(struct view *v, const struct job_view *jv,
 			char range[48];
 
 			if (p->n_ckpts)
-				snprintf(range, sizeof(range), "%zu", p->n_ckpts);
+				snprintf(range, sizeof(range), "%zu",
+					 p->n_ckpts);
 			else
 				snprintf(range, sizeof(range), "0");
-			buf_printf(out, "%-10d %-11s %-8" PRId64 " %-36s %" PRIu64 "\n",
-				   p->id, range,
-				   p->n_ckpts ? p->ckpts[p->n_ckpts - 1].id : -1,
-				   p->restore ? p->restore->name : "-",
-				   p->bytes);
+			buf_printf(
+				out,
+				"%-10d %-11s %-8" PRId64 " %-36s %" PRIu64 "\n",
+				p->id, range,
+				p->n_ckpts ? p->ckpts[p->n_ckpts - 1].id : -1,
+				p->restore ? p->restore->name : "-", p->bytes);
 		}
 	} else {
 		buf_printf(out, "%-12s%s\n", "storage",
@@ -304,12 +307,13 @@ int render_pipe_status(struct view *v, const struct job_view *jv,
 				wts = c->objs[j]->rn.write_ts;
 		render_time_ms(wts ? wts : c->newest_mtime_ns / 1000000, t,
 			       sizeof(t));
-		buf_printf(out, "%-12" PRId64 " %-7zu %-10" PRIu64 " %-24s %-7s %s\n",
-			   c->id, c->n_objs, c->bytes, t,
-			   c->doc ? "doc" : "real",
-			   c->restore_point ? "restore point"
-			   : c->only_tmp    ? "in flight"
-					    : "superseded");
+		buf_printf(
+			out,
+			"%-12" PRId64 " %-7zu %-10" PRIu64 " %-24s %-7s %s\n",
+			c->id, c->n_objs, c->bytes, t, c->doc ? "doc" : "real",
+			c->restore_point ? "restore point"
+			: c->only_tmp	 ? "in flight"
+					 : "superseded");
 	}
 	return 0;
 }
@@ -350,8 +354,7 @@ int render_deletable(struct view *v, const struct job_view *jv,
 	return 0;
 }
 
-int render_restore(struct view *v, const struct job_view *jv,
-		   struct buf *out)
+int render_restore(struct view *v, const struct job_view *jv, struct buf *out)
 {
 	bool rel = render_job_released(v->fs, jv->id);
 
@@ -360,7 +363,8 @@ int render_restore(struct view *v, const struct job_view *jv,
 		const struct cat_pipe *p = &jv->cj->pipes[i];
 
 		if (p->restore)
-			buf_printf(out, "pipeline %d checkpoint %" PRId64 " %s\n",
+			buf_printf(out,
+				   "pipeline %d checkpoint %" PRId64 " %s\n",
 				   p->id, p->restore_ckpt, p->restore->key);
 	}
 	return 0;

@@ -15,8 +15,8 @@
 
 /* The verdict of CONTRACT §4 for `rm -r jobs/<id>` by a permitted caller. */
 struct verdict {
-	int err;           /* 0: allowed; else the errno rm would see */
-	const char *rule;  /* "R1".."R6", or "" */
+	int err;	  /* 0: allowed; else the errno rm would see */
+	const char *rule; /* "R1".."R6", or "" */
 	char reason[160];
 };
 
@@ -35,8 +35,7 @@ int render_pipe_status(struct view *v, const struct job_view *jv,
 /** `caller_allowed`: render for a caller who may delete (R4 passes). */
 int render_deletable(struct view *v, const struct job_view *jv,
 		     bool caller_allowed, struct buf *out);
-int render_restore(struct view *v, const struct job_view *jv,
-		   struct buf *out);
+int render_restore(struct view *v, const struct job_view *jv, struct buf *out);
 int render_stats(struct view *v, struct buf *out);
 int render_health(struct view *v, struct buf *out);
 

@@ -48,14 +48,14 @@ struct stfs_counters {
 struct stfs {
 	struct stfs_conf conf;
 	struct backend *ckpt;
-	struct backend *imap;   /* NULL when imap= could not be opened */
-	struct engine *engine;  /* NULL: engine unreachable by design (tests) */
+	struct backend *imap;  /* NULL when imap= could not be opened */
+	struct engine *engine; /* NULL: engine unreachable by design (tests) */
 	struct engine_snap *test_snap; /* tests: used instead of the engine */
 
 	pthread_mutex_t cat_lock;
 	pthread_cond_t cat_cond;
-	struct catalog *cat;    /* protected by cat_lock; may be NULL */
-	bool cat_building;      /* protected by cat_lock */
+	struct catalog *cat; /* protected by cat_lock; may be NULL */
+	bool cat_building;   /* protected by cat_lock */
 
 	struct pcache *pc;
 	struct ckinfo_table *ck;
@@ -85,7 +85,8 @@ struct engine_snap *stfs_engine(struct stfs *fs, unsigned max_age_ms);
 /** Forget the cached catalog and pseudo-files (after a deletion). */
 void stfs_invalidate(struct stfs *fs);
 
-#define STFS_INC(fs, field) __atomic_add_fetch(&(fs)->n.field, 1, __ATOMIC_RELAXED)
+#define STFS_INC(fs, field) \
+	__atomic_add_fetch(&(fs)->n.field, 1, __ATOMIC_RELAXED)
 #define STFS_ADD(fs, field, v) \
 	__atomic_add_fetch(&(fs)->n.field, (v), __ATOMIC_RELAXED)
 

@@ -334,8 +334,8 @@ static int64_t pipe_mtime_s(const struct node *n)
 /* ---- resolution */
 
 static const char *const job_files[] = {
-	[PF_STATUS] = "status",     [PF_JOB_JSON] = "job.json",
-	[PF_METRICS] = "metrics",   [PF_METRICS_JSON] = "metrics.json",
+	[PF_STATUS] = "status",	      [PF_JOB_JSON] = "job.json",
+	[PF_METRICS] = "metrics",     [PF_METRICS_JSON] = "metrics.json",
 	[PF_DELETABLE] = "deletable", [PF_RESTORE] = "restore",
 };
 
@@ -366,8 +366,8 @@ static int join(char **c, int from, int n, char *out, size_t outsz)
 
 	out[0] = '\0';
 	for (int i = from; i < n; i++) {
-		int w = snprintf(out + o, outsz - o, "%s%s", i > from ? "/" : "",
-				 c[i]);
+		int w = snprintf(out + o, outsz - o, "%s%s",
+				 i > from ? "/" : "", c[i]);
 
 		if (w < 0 || (size_t)w >= outsz - o)
 			return -ENAMETOOLONG;
@@ -465,7 +465,8 @@ static int resolve_job(struct view *v, struct node *n, char **c, int k)
 		    real_savepoint(v, n->job.cj, pid, x)) {
 			n->kind = ND_LINK;
 			snprintf(n->link, sizeof(n->link),
-				 "../pipelines/%d/checkpoints/%" PRId64, pid, x);
+				 "../pipelines/%d/checkpoints/%" PRId64, pid,
+				 x);
 			return 0;
 		}
 		return resolve_group(n, c, 3, k);
@@ -614,8 +615,7 @@ int tree_resolve(struct view *v, const char *path, struct node *n)
 			n->state = JS_ORPHAN;
 		else if (strcmp(c[1], job_state_name(JS_UNKNOWN)) == 0)
 			n->state = JS_UNKNOWN;
-		if (n->state < 0 ||
-		    strcmp(c[1], job_state_name(n->state)) != 0)
+		if (n->state < 0 || strcmp(c[1], job_state_name(n->state)) != 0)
 			return -ENOENT;
 		n->kind = ND_BYSTATE_DIR;
 		if (k == 2)
@@ -645,8 +645,8 @@ int tree_resolve(struct view *v, const char *path, struct node *n)
 				return -ENOENT;
 			for (size_t i = 0; i < v->snap->n_jobs; i++)
 				if (v->snap->jobs[i].name &&
-				    strcmp(v->snap->jobs[i].name,
-					   n->byname) == 0)
+				    strcmp(v->snap->jobs[i].name, n->byname) ==
+					    0)
 					any = true;
 			if (!any)
 				return -ENOENT;
@@ -937,9 +937,9 @@ struct lister {
 	tree_fill_fn fill;
 	void *cookie;
 	int rc;
-	int state; /* by-state filter */
+	int state;	  /* by-state filter */
 	const char *name; /* by-name filter */
-	int depth;        /* ND_IMAP: components below imap/ */
+	int depth;	  /* ND_IMAP: components below imap/ */
 };
 
 /* Resolve and stat "<path>/<name>" and hand it to the filler. */
@@ -1042,8 +1042,11 @@ static int list_names(struct lister *l, const char *const *names, int lo,
 int tree_list(struct view *v, const char *path, const struct node *n,
 	      tree_fill_fn fill, void *cookie)
 {
-	struct lister l = {.v = v, .path = path, .fill = fill,
-			   .cookie = cookie, .state = -1};
+	struct lister l = {.v = v,
+			   .path = path,
+			   .fill = fill,
+			   .cookie = cookie,
+			   .state = -1};
 	char name[64];
 
 	switch (n->kind) {
@@ -1146,8 +1149,8 @@ int tree_list(struct view *v, const char *path, const struct node *n,
 		/* distinct names; the snapshot is small enough for O(n^2)
 		 * avoidance via sorting a copy of the name pointers */
 		size_t nn = 0;
-		const char **names = calloc(v->snap->n_jobs + 1,
-					    sizeof(*names));
+		const char **names =
+			calloc(v->snap->n_jobs + 1, sizeof(*names));
 
 		if (!names)
 			return -ENOMEM;

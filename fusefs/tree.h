@@ -42,14 +42,15 @@ struct job_view {
 	const char *id;
 	const struct cat_job *cj;    /* NULL: storage has nothing of it */
 	const struct engine_job *ej; /* NULL: the engine does not report it */
-	int state;                   /* enum job_state, ORPHAN/UNKNOWN included */
-	bool stale;                  /* state is the engine's last known answer */
-	int64_t mtime_s;             /* newest of its sources' times */
+	int state;	 /* enum job_state, ORPHAN/UNKNOWN included */
+	bool stale;	 /* state is the engine's last known answer */
+	int64_t mtime_s; /* newest of its sources' times */
 };
 
 /** -ENOENT when neither source knows `id`. */
 int view_job(const struct view *v, const char *id, struct job_view *out);
-/** Call fn for every job, in numeric id order; stops when fn returns non-zero. */
+/** Call fn for every job, in numeric id order; stops when fn returns non-zero.
+ */
 int view_each_job(const struct view *v,
 		  int (*fn)(void *cookie, const struct job_view *jv),
 		  void *cookie);
@@ -58,14 +59,14 @@ enum node_kind {
 	ND_ROOT,
 	ND_JOBS,
 	ND_JOB,
-	ND_PSEUDO,      /* a rendered file: see `pf` */
+	ND_PSEUDO, /* a rendered file: see `pf` */
 	ND_PIPES,
 	ND_PIPE,
 	ND_CKPTS,
 	ND_CKPT,
-	ND_SUBDIR,      /* a directory made of object name prefixes */
-	ND_OBJ,         /* a storage object */
-	ND_LINK,        /* a symlink: latest, savepoint links, by-* */
+	ND_SUBDIR, /* a directory made of object name prefixes */
+	ND_OBJ,	   /* a storage object */
+	ND_LINK,   /* a symlink: latest, savepoint links, by-* */
 	ND_SPS,
 	ND_OTHER,
 	ND_BYSTATE,
@@ -74,8 +75,8 @@ enum node_kind {
 	ND_BYNAME_DIR,
 	ND_CLUSTER,
 	ND_STFS,
-	ND_IMAP,        /* a directory of the IMap namespace */
-	ND_IMAP_OBJ,    /* a file of the IMap namespace */
+	ND_IMAP,     /* a directory of the IMap namespace */
+	ND_IMAP_OBJ, /* a file of the IMap namespace */
 };
 
 enum pseudo_file {
@@ -101,27 +102,28 @@ enum pseudo_file {
 /* which group of objects an ND_SUBDIR / ND_OBJ belongs to */
 enum obj_group {
 	OG_CKPT,  /* objects of one checkpoint */
-	OG_SP,    /* documented savepoint data */
+	OG_SP,	  /* documented savepoint data */
 	OG_OTHER, /* strays */
 };
 
 struct node {
 	enum node_kind kind;
 	enum pseudo_file pf;
-	struct job_view job;          /* ND_JOB and everything below it */
-	const struct cat_pipe *pipe;  /* NULL for an engine-only pipeline */
+	struct job_view job;	     /* ND_JOB and everything below it */
+	const struct cat_pipe *pipe; /* NULL for an engine-only pipeline */
 	int32_t pipe_id;
 	const struct cat_ckpt *ckpt;
-	const struct cat_obj *obj;    /* ND_OBJ */
+	const struct cat_obj *obj; /* ND_OBJ */
 	enum obj_group group;
-	char sub[1024];               /* ND_SUBDIR: the name prefix; ND_IMAP*: backend path */
-	int state;                    /* ND_BYSTATE_DIR */
-	char link[1024];              /* ND_LINK: the target */
-	char byname[256];             /* ND_BYNAME_DIR: the decoded name */
-	struct be_attr imap_attr;     /* ND_IMAP_OBJ */
+	char sub[1024]; /* ND_SUBDIR: the name prefix; ND_IMAP*: backend path */
+	int state;	/* ND_BYSTATE_DIR */
+	char link[1024];	  /* ND_LINK: the target */
+	char byname[256];	  /* ND_BYNAME_DIR: the decoded name */
+	struct be_attr imap_attr; /* ND_IMAP_OBJ */
 };
 
-/** Resolve an absolute path.  0; -ENOENT; -ENAMETOOLONG; -EIO (imap backend). */
+/** Resolve an absolute path.  0; -ENOENT; -ENAMETOOLONG; -EIO (imap backend).
+ */
 int tree_resolve(struct view *v, const char *path, struct node *n);
 
 typedef int (*tree_fill_fn)(void *cookie, const char *name,

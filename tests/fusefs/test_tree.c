@@ -17,7 +17,8 @@
 #include "stfs.h"
 #include "tree.h"
 
-#define OLD_NS  ((int64_t)1600000000 * 1000000000) /* 2020: older than any grace */
+#define OLD_NS \
+	((int64_t)1600000000 * 1000000000) /* 2020: older than any grace */
 
 static const char engine_json[] =
 	"[{\"jobId\":\"100\",\"jobName\":\"a/b\",\"jobStatus\":\"FAILED\","
@@ -204,10 +205,10 @@ static void test_tree_latest_skips_sertmp(void **state)
 
 	assert_string_equal(list(f, "/jobs/100/pipelines/1/checkpoints"),
 			    "1 2 3 latest ");
-	assert_int_equal(tree_resolve(&f->v,
-				      "/jobs/100/pipelines/1/checkpoints/latest",
-				      &n),
-			 0);
+	assert_int_equal(
+		tree_resolve(&f->v, "/jobs/100/pipelines/1/checkpoints/latest",
+			     &n),
+		0);
 	assert_int_equal(n.kind, ND_LINK);
 	assert_string_equal(n.link, "2");
 	assert_int_equal(tree_resolve(&f->v,
@@ -236,10 +237,10 @@ static void test_tree_documented_layout(void **state)
 	assert_int_equal(n.kind, ND_OBJ);
 	assert_string_equal(n.obj->key, "200/1/8/task-0/state-data");
 	assert_true(n.obj->restore_point);
-	assert_int_equal(tree_resolve(&f->v,
-				      "/jobs/200/pipelines/1/checkpoints/latest",
-				      &n),
-			 0);
+	assert_int_equal(
+		tree_resolve(&f->v, "/jobs/200/pipelines/1/checkpoints/latest",
+			     &n),
+		0);
 	assert_string_equal(n.link, "8");
 	assert_string_equal(list(f, "/jobs/200/savepoints"), "1700 ");
 	assert_int_equal(tree_resolve(&f->v,
@@ -256,12 +257,22 @@ static void test_tree_nonsense_paths(void **state)
 {
 	struct fixture *f = *state;
 	static const char *const bad[] = {
-		"/nope", "/jobs/999", "/jobs/100/pipelines/9",
-		"/jobs/100/pipelines/01", "/jobs/100/pipelines/1/checkpoints/9",
-		"/jobs/100/pipelines/1/checkpoints/02", "/by-state/NOPE",
-		"/by-state/failed", "/by-state/RUNNING/100", "/jobs/300/job.json",
-		"/jobs/100/other/nope", "/by-name/a/b", "/by-name/a%2fb",
-		"/cluster/nope", "/.stfs/nope", "/jobs/200/other",
+		"/nope",
+		"/jobs/999",
+		"/jobs/100/pipelines/9",
+		"/jobs/100/pipelines/01",
+		"/jobs/100/pipelines/1/checkpoints/9",
+		"/jobs/100/pipelines/1/checkpoints/02",
+		"/by-state/NOPE",
+		"/by-state/failed",
+		"/by-state/RUNNING/100",
+		"/jobs/300/job.json",
+		"/jobs/100/other/nope",
+		"/by-name/a/b",
+		"/by-name/a%2fb",
+		"/cluster/nope",
+		"/.stfs/nope",
+		"/jobs/200/other",
 	};
 	struct node n;
 
@@ -291,9 +302,10 @@ static void test_tree_pseudo_sizes_are_exact(void **state)
 {
 	struct fixture *f = *state;
 	static const char *const files[] = {
-		"/jobs/100/status", "/jobs/100/job.json", "/jobs/100/metrics",
-		"/jobs/100/deletable", "/jobs/300/status",
-		"/jobs/100/pipelines/1/status", "/stfs.prom", "/.stfs/config",
+		"/jobs/100/status",  "/jobs/100/job.json",
+		"/jobs/100/metrics", "/jobs/100/deletable",
+		"/jobs/300/status",  "/jobs/100/pipelines/1/status",
+		"/stfs.prom",	     "/.stfs/config",
 	};
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++) {
@@ -371,13 +383,13 @@ static void test_tree_name_escaping(void **state)
 		assert_null(strchr(esc, '/'));
 		assert_string_not_equal(esc, ".");
 		assert_string_not_equal(esc, "..");
-		assert_int_equal(tree_unescape_name(esc, back, sizeof(back)), 0);
+		assert_int_equal(tree_unescape_name(esc, back, sizeof(back)),
+				 0);
 		assert_string_equal(back, names[i]);
 	}
 	assert_int_equal(tree_unescape_name("%G1", back, sizeof(back)),
 			 -EINVAL);
-	assert_int_equal(tree_unescape_name("%4", back, sizeof(back)),
-			 -EINVAL);
+	assert_int_equal(tree_unescape_name("%4", back, sizeof(back)), -EINVAL);
 }
 
 int main(void)
@@ -402,8 +414,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(
 			test_tree_pseudo_sizes_are_exact, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_tree_status_content,
-						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tree_status_content, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_tree_inodes_and_mtimes,
 						setup, teardown),
 		cmocka_unit_test(test_tree_name_escaping),

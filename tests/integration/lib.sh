@@ -99,3 +99,64 @@ unmount_stfs() {
 json() { # json FILE PYEXPR  (d = the parsed file)
 	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
 }
+
+# ---- helpers for the deletion tests (test_delete.sh, test_perms.sh) ----
+
+# okq/badq: count like ok/bad; okq prints nothing (for large matrices)
+okq() { PASS=$((PASS + 1)); }
+# check_q DESC EXPECTED ACTUAL: check_eq that is silent when it passes
+check_q() {
+	if [ "$2" == "$3" ]; then okq; else bad "$1: expected [$2], got [$3]"; fi
+}
+
+# errno_of_msg: maps an rm/shell error message on stdin to an errno name
+# (OK when the input is empty).
+errno_of_msg() {
+	local m
+	m=$(cat)
+	case $m in
+	"") echo OK ;;
+	*"Device or resource busy"*) echo EBUSY ;;
+	*"Operation not permitted"*) echo EPERM ;;
+	*"Resource temporarily unavailable"*) echo EAGAIN ;;
+	*"Permission denied"*) echo EACCES ;;
+	*"Read-only file system"*) echo EROFS ;;
+	*"No such file or directory"*) echo ENOENT ;;
+	*"Directory not empty"*) echo ENOTEMPTY ;;
+	*"Input/output error"*) echo EIO ;;
+	*) echo "OTHER($m)" ;;
+	esac
+}
+
+# rm_errno [RUNAS...] -- PATH: runs rm PATH, prints OK or the errno name
+# (from rm's message; a non-zero exit without a message prints FAILRC).
+rm_errno() {
+	local err rc
+	err=$(rm -- "$1" 2>&1 >/dev/null)
+	rc=$?
+	if [ "$rc" = 0 ]; then echo OK; elif [ -z "$err" ]; then echo FAILRC; else
+		echo "$err" | errno_of_msg
+	fi
+}
+
+# release_errno PATH-OF-RESTORE [WORD]: writes WORD (release) to a restore
+# control; prints OK or the errno name of the failed write.
+release_errno() {
+	local err
+	err=$( (echo "${2:-release}" >"$1") 2>&1)
+	if [ $? = 0 ]; then echo OK; else echo "$err" | errno_of_msg; fi
+}
+
+# audit_count FILE PATH: number of audit lines for exactly this path
+audit_count() {
+	grep -cF " path=$2 " "$1" 2>/dev/null || true
+}
+# audit_last FILE PATH: "outcome errno rule" of the newest line for the path
+audit_last() {
+	grep -F " path=$2 " "$1" 2>/dev/null | tail -1 |
+		sed -n 's/.* rule=\([^ ]*\) .*outcome=\([a-z]*\) errno=\([A-Z0-9]*\).*/\2 \3 \1/p'
+}
+# deletable_class FILE CLASS: "yes" or "no ERRNO RULE" from a deletable view
+deletable_class() {
+	awk -v c="$2" '$1 == c { if ($3 == "yes") print "yes"; else print $3, $4, $5 }' "$1"
+}
