@@ -19,6 +19,10 @@ echo "== unit tests (cmocka)"
 scripts/run-unit.sh "$@" | tee "$log/unit"
 add "$log/unit" unit "${PIPESTATUS[0]}"
 
+echo "== unit tests again under ASan+UBSan (make check)"
+make -s check 2>&1 | tee "$log/san"
+add "$log/san" unit "${PIPESTATUS[0]}"
+
 echo "== script tests (simulator, generator)"
 python3 scripts/run-pytests.py 2>&1 | tee "$log/py"
 add "$log/py" scripts "${PIPESTATUS[0]}"

@@ -70,6 +70,7 @@ static struct fixture *setup_with(int engine_err)
 
 	assert_non_null(f);
 	assert_int_equal(conf_init_defaults(&f->fs.conf), 0);
+	free(f->fs.conf.state_dir);
 	f->fs.conf.state_dir = NULL;
 	assert_int_equal(stfs_init(&f->fs), 0);
 	assert_int_equal(fake_be_open(&be), 0);

@@ -160,3 +160,30 @@ audit_last() {
 deletable_class() {
 	awk -v c="$2" '$1 == c { if ($3 == "yes") print "yes"; else print $3, $4, $5 }' "$1"
 }
+
+# start_sim_port SCENARIO NAME PORT: like start_sim, on a fixed port (to
+# bring a stopped simulator back where a mount expects it).
+start_sim_port() {
+	local scen=$1 name=$2 port=$3 pf=$T/sim-$2.port
+	rm -f "$pf"
+	python3 "$ROOT/scripts/stsim.py" --scenario "$scen" --host 127.0.0.1 \
+		--port "$port" --port-file "$pf" >>"$T/sim-$name.log" 2>&1 &
+	local pid=$!
+	PIDS+=("$pid")
+	for _ in $(seq 100); do
+		[ -s "$pf" ] && break
+		sleep 0.05
+	done
+	printf -v "SIM_PID_$name" %s "$pid"
+	printf -v "SIM_PORT_$name" %s "$(cat "$pf")"
+}
+
+# stop_pid PID: SIGTERM one process we started and wait for it to go
+stop_pid() {
+	kill "$1" 2>/dev/null
+	for _ in $(seq 100); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.05
+	done
+	return 1
+}
