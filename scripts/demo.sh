@@ -48,9 +48,16 @@ start() {
 	run "ls -l jobs/$failed/pipelines/1/checkpoints/"
 	run "du -sh jobs/ && du -sh --apparent-size jobs/$failed"
 	run "head -12 jobs/$failed/metrics"
-	run "ls by-state/ && ls -l by-state/RUNNING/"
+	run "ls by-state/ && ls -l by-state/RUNNING/ | head -5"
 	run "getfattr -d jobs/$failed"
-	run "rm -r jobs/$failed   # refused: deletion arrives with the safe-rm rules"
+	running=$(ls by-state/RUNNING | head -1)
+	run "rm -r jobs/$running 2>&1 | head -3   # a running job: EBUSY, nothing touched"
+	run "cat jobs/$failed/deletable"
+	run "rm -r jobs/$failed 2>&1 | tail -3   # superseded checkpoints go, restore points stay"
+	run "echo release > jobs/$failed/restore && cat jobs/$failed/restore"
+	run "rm -r jobs/$failed && echo 'rm -r: exit 0' && ls jobs/$failed/pipelines/1/checkpoints/"
+	run "tail -2 .stfs/audit"
+	run "cat imap/seatunnel/engine_checkpoint-id-map.summary"
 	run "cat .stfs/health"
 	echo
 	echo "The tree is mounted at $MNT; the engine simulator runs on 127.0.0.1:$PORT."
