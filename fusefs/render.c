@@ -129,7 +129,9 @@ static void verdict_classes(struct view *v, const struct job_view *jv,
 					 "%zu %s not released (echo release > "
 					 "restore)",
 					 cnt[c],
-					 obj_class_name((enum obj_class)c));
+					 c == OC_RESTORE_POINT
+						 ? "restore point(s)"
+						 : "savepoint(s)");
 		}
 	}
 }
