@@ -258,6 +258,11 @@ void engine_free(struct engine *e)
 {
 	if (!e)
 		return;
+	/* a background refresh may still run: let it land first */
+	pthread_mutex_lock(&e->lock);
+	while (e->fetching)
+		pthread_cond_wait(&e->cond, &e->lock);
+	pthread_mutex_unlock(&e->lock);
 	engine_snap_put(e->cur);
 	for (size_t i = 0; i < ENGINE_RAW_SLOTS; i++) {
 		free(e->raw[i].path);
@@ -554,6 +559,35 @@ static struct engine_snap *failed_snap(int err, const char *msg)
 	return s;
 }
 
+/* Fetch and install a new snapshot; e->fetching is set by the caller. */
+static void refresh(struct engine *e)
+{
+	struct engine_snap *s = do_fetch(e);
+
+	pthread_mutex_lock(&e->lock);
+	if (!s) {
+		s = failed_snap(-ENOMEM, "out of memory");
+		if (s == &oom_snap)
+			s = NULL;
+	}
+	if (s) {
+		if (s->err)
+			carry_over(s, e->cur);
+		engine_snap_put(e->cur);
+		e->cur = s;
+	}
+	e->fetching = false;
+	e->gen++;
+	pthread_cond_broadcast(&e->cond);
+	pthread_mutex_unlock(&e->lock);
+}
+
+static void *refresh_thread(void *arg)
+{
+	refresh(arg);
+	return NULL;
+}
+
 struct engine_snap *engine_jobs(struct engine *e, unsigned max_age_ms)
 {
 	int64_t age = max_age_ms ? max_age_ms : e->ttl_ms;
@@ -569,6 +603,28 @@ struct engine_snap *engine_jobs(struct engine *e, unsigned max_age_ms)
 			atomic_fetch_add(&e->st_cache_hits, 1);
 			s = snap_get(e->cur);
 			goto out;
+		}
+		/*
+		 * Browsing (no explicit max age) takes the previous snapshot
+		 * while one refresh runs in the background: a `du` of 2,000
+		 * jobs must not stall on every engine refresh.
+		 */
+		if (e->cur && !max_age_ms) {
+			pthread_t t;
+
+			if (!e->fetching) {
+				e->fetching = true;
+				if (pthread_create(&t, NULL, refresh_thread,
+						   e) == 0)
+					pthread_detach(t);
+				else
+					e->fetching = false;
+			}
+			if (e->fetching) {
+				atomic_fetch_add(&e->st_cache_hits, 1);
+				s = snap_get(e->cur);
+				goto out;
+			}
 		}
 		if (!e->fetching)
 			break;

@@ -13,7 +13,10 @@
  * read() is a ranged GET behind a small read-ahead cache: sequential reads
  * of one key fetch a window that doubles from 128 KiB to 8 MiB; at most
  * 64 MiB over 16 keys, least recently used evicted, entries trusted for
- * storage_ttl_ms.  remove_many() is the multi-object DELETE (1000 keys per
+ * storage_ttl_ms; a read that hit the deadline fails again at once for a
+ * second (the kernel re-reads a failed page by itself).  Listed names with
+ * an empty, "." or ".." component or a control character are skipped with
+ * a warning.  remove_many() is the multi-object DELETE (1000 keys per
  * request).
  *
  * URLs are built canonical by s3_url (libcurl 7.88 signs them verbatim);
@@ -28,8 +31,8 @@
  * requests go unsigned.  Secrets live in priv only, are handed to curl
  * only, and are wiped in destroy.
  *
- * Threads: priv is immutable after init except the read-ahead cache,
- * guarded by priv->ra_lock (never held across a request).
+ * Threads: priv is immutable after init except the read-ahead cache and
+ * the timeout memo, guarded by priv->ra_lock (never held across a request).
  */
 #include "backend.h"
 
@@ -84,8 +87,12 @@ struct s3_priv {
 	pthread_mutex_t ra_lock;
 	bool ra_lock_init;
 	struct ra_entry ra[RA_SLOTS]; /* protected by ra_lock */
-	size_t ra_bytes;	      /* protected by ra_lock */
-	uint64_t ra_tick;	      /* protected by ra_lock */
+	/* the last read that hit the deadline, protected by ra_lock */
+	char *to_key;
+	off_t to_off;
+	int64_t to_until_ms;
+	size_t ra_bytes;  /* protected by ra_lock */
+	uint64_t ra_tick; /* protected by ra_lock */
 };
 
 static const char *const s3_schemes[] = {"s3",	"s3a",	"s3n", "oss",
@@ -453,6 +460,8 @@ static void s3_destroy(struct backend *be)
 	sp->ca_file = NULL;
 	for (i = 0; i < RA_SLOTS; i++)
 		ra_free(sp, &sp->ra[i]);
+	free(sp->to_key);
+	sp->to_key = NULL;
 	if (sp->ra_lock_init)
 		pthread_mutex_destroy(&sp->ra_lock);
 	sp->ra_lock_init = false;
@@ -554,14 +563,15 @@ static int s3_result(struct backend *be, const char *op, const char *key,
 	}
 	if (resp->body.len)
 		s3_xml_parse_error(resp->body.data, resp->body.len, &e);
-	err = s3_code_to_errno(e.code);
-	if (!err) {
-		if (resp->status >= 500 && resp->status < 600 &&
-		    resp->status != 501)
-			err = -EIO;
-		else
-			err = http_status_to_errno(resp->status);
-	}
+	/*
+	 * A 5xx that outlived the retries is EIO whatever its code says: a
+	 * SlowDown storm must not reach read(2) as EAGAIN ("would block"),
+	 * which callers on a blocking file do not expect.
+	 */
+	if (resp->status >= 500 && resp->status < 600 && resp->status != 501)
+		err = -EIO;
+	else if (!(err = s3_code_to_errno(e.code)))
+		err = http_status_to_errno(resp->status);
 	if ((err == -ENOENT && strcmp(e.code, "NoSuchBucket")) ||
 	    err == -ERANGE) {
 		be_note_ok(be); /* the store answered */
@@ -610,14 +620,50 @@ static int make_key(const struct s3_priv *sp, const char *path,
 	return n < 0 || n > S3_KEY_MAX ? -ENAMETOOLONG : 0;
 }
 
-/* a name below a listed prefix is safe to report */
+/*
+ * a name below a listed prefix is safe to report: no empty, "." or ".."
+ * component, and no control character (C0 or DEL) anywhere
+ */
 static bool rel_name_ok(const char *rel, bool recursive)
 {
+	const unsigned char *c;
+
 	if (!*rel || rel[strlen(rel) - 1] == '/')
 		return false;
+	for (c = (const unsigned char *)rel; *c; c++)
+		if (*c < 0x20 || *c == 0x7f)
+			return false;
 	if (!recursive && strchr(rel, '/'))
 		return false;
 	return check_path(rel) == 0;
+}
+
+/*
+ * Log an object or prefix that rel_name_ok() refused although it is no
+ * directory marker nor a deeper level of a delimited listing: a hostile
+ * or broken name.  Control characters are written as \xNN.
+ */
+static void log_refused_name(const struct s3_priv *sp, const char *key,
+			     const char *rel, bool recursive)
+{
+	char safe[320];
+	size_t i, o = 0, n = strlen(rel);
+
+	if (!n || rel[n - 1] == '/' || (!recursive && strchr(rel, '/')))
+		return;
+	for (i = 0; key[i] && o + 5 < sizeof(safe); i++) {
+		unsigned char c = (unsigned char)key[i];
+
+		if (c < 0x20 || c == 0x7f)
+			o += (size_t)snprintf(safe + o, sizeof(safe) - o,
+					      "\\x%02x", c);
+		else
+			safe[o++] = (char)c;
+	}
+	safe[o] = '\0';
+	log_warn("%s: ignoring the object '%s%s': its name holds an empty, "
+		 "'.' or '..' component or a control character",
+		 s3_provider_name(sp->uri.prov), safe, key[i] ? "..." : "");
 }
 
 /* ---- list ----------------------------------------------------------- */
@@ -708,9 +754,12 @@ static int s3_list_page(struct backend *be, const char *dir, unsigned flags,
 			.mtime_ns = o->mtime_ns,
 		};
 
-		if (strncmp(o->key, prefix, plen) ||
-		    !rel_name_ok(o->key + plen, rec))
+		if (strncmp(o->key, prefix, plen))
 			continue;
+		if (!rel_name_ok(o->key + plen, rec)) {
+			log_refused_name(sp, o->key, o->key + plen, rec);
+			continue;
+		}
 		stop = fill(cookie, o->key + plen, &a) != 0;
 	}
 	for (i = 0; i < l.n_prefixes && !stop && !rec; i++) {
@@ -723,6 +772,8 @@ static int s3_list_page(struct backend *be, const char *dir, unsigned flags,
 		p[n - 1] = '\0';
 		if (rel_name_ok(p + plen, false))
 			stop = fill(cookie, p + plen, &a) != 0;
+		else
+			log_refused_name(sp, p, p + plen, false);
 	}
 	if (!stop && l.truncated) {
 		if (!l.next_token) {
@@ -880,6 +931,41 @@ static void ra_store(struct s3_priv *sp, const char *key, off_t off, char *data,
 }
 
 /*
+ * A read that hit the deadline is answered with ETIMEDOUT at once when the
+ * same range is asked again within TIMEOUT_MEMO_MS: the kernel retries a
+ * failed page read by itself, and one read(2) must not wait for two
+ * deadlines.  Returns true when `key` at `off` is such a repeat.
+ */
+#define TIMEOUT_MEMO_MS 1000
+
+static bool timeout_memo_hit(struct s3_priv *sp, const char *key, off_t off)
+{
+	bool hit;
+
+	pthread_mutex_lock(&sp->ra_lock);
+	hit = sp->to_key && sp->to_off == off && !strcmp(sp->to_key, key) &&
+	      mono_ms() < sp->to_until_ms;
+	pthread_mutex_unlock(&sp->ra_lock);
+	return hit;
+}
+
+/* remember (err == -ETIMEDOUT) or forget (else) the timed-out read of key */
+static void timeout_memo_set(struct s3_priv *sp, const char *key, off_t off,
+			     int err)
+{
+	char *k = err == -ETIMEDOUT ? strdup(key) : NULL;
+
+	pthread_mutex_lock(&sp->ra_lock);
+	if (k || (sp->to_key && !strcmp(sp->to_key, key))) {
+		free(sp->to_key);
+		sp->to_key = k;
+		sp->to_off = off;
+		sp->to_until_ms = mono_ms() + TIMEOUT_MEMO_MS;
+	}
+	pthread_mutex_unlock(&sp->ra_lock);
+}
+
+/*
  * GET bytes [off, off + want) of `key`.  0 with *data (malloc'd, may be
  * NULL when *len is 0), *len and *eof; -errno.
  */
@@ -984,7 +1070,10 @@ static ssize_t s3_read(struct backend *be, const char *path, void *buf,
 		pthread_mutex_unlock(&sp->ra_lock);
 
 		want = size - done > window ? size - done : window;
+		if (timeout_memo_hit(sp, key, cur))
+			return done ? (ssize_t)done : -ETIMEDOUT;
 		rc = s3_get_range(be, key, cur, want, &data, &len, &eof);
+		timeout_memo_set(sp, key, cur, rc);
 		if (rc < 0)
 			return done ? (ssize_t)done : rc;
 		n = len > size - done ? size - done : len;

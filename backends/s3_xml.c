@@ -75,20 +75,110 @@ static const xmlNode *child(const xmlNode *n, const char *name)
 	return NULL;
 }
 
+/* a C0 control that XML 1.0 cannot carry (tab, LF and CR it can) */
+static bool xml_bad_char(unsigned long c)
+{
+	return c < 0x20 && c != '\t' && c != '\n' && c != '\r';
+}
+
+/*
+ * Length of a character reference "&#N;" / "&#xN;" at p (within n bytes)
+ * that names a character XML 1.0 cannot carry; 0 when p holds none.
+ */
+static size_t bad_char_ref(const char *p, size_t n)
+{
+	unsigned long v = 0;
+	size_t i = 2;
+	bool hex = false;
+
+	if (n < 4 || p[0] != '&' || p[1] != '#')
+		return 0;
+	if (p[2] == 'x' || p[2] == 'X') {
+		hex = true;
+		i = 3;
+	}
+	for (; i < n && i < 16 && p[i] != ';'; i++) {
+		char c = p[i];
+
+		if (c >= '0' && c <= '9')
+			v = v * (hex ? 16 : 10) + (unsigned long)(c - '0');
+		else if (hex && c >= 'a' && c <= 'f')
+			v = v * 16 + (unsigned long)(c - 'a' + 10);
+		else if (hex && c >= 'A' && c <= 'F')
+			v = v * 16 + (unsigned long)(c - 'A' + 10);
+		else
+			return 0;
+	}
+	if (i >= n || p[i] != ';' || i == (hex ? 3u : 2u))
+		return 0;
+	return xml_bad_char(v) ? i + 1 : 0;
+}
+
+/*
+ * S3 servers put object keys into listings as they are, so one key with a
+ * control character (raw, as s3rver writes it, or as "&#x1;", as AWS does)
+ * would make the whole document ill-formed and hide every other key.
+ * Such characters become DEL (0x7f), which XML carries and which no
+ * caller accepts in a name, so only the hostile entry is lost.
+ * 0 with *clean NULL (nothing to do) or a malloc'd copy of *clean_len
+ * bytes; -ENOMEM.
+ */
+static int sanitize(const char *xml, size_t len, char **clean,
+		    size_t *clean_len)
+{
+	char *out = NULL;
+	size_t i, o = 0, r;
+
+	*clean = NULL;
+	*clean_len = 0;
+	for (i = 0; i < len; i++)
+		if (xml_bad_char((unsigned char)xml[i]) ||
+		    (xml[i] == '&' && bad_char_ref(xml + i, len - i)))
+			break;
+	if (i == len)
+		return 0;
+	out = malloc(len);
+	if (!out)
+		return -ENOMEM;
+	for (i = 0; i < len;) {
+		if (xml_bad_char((unsigned char)xml[i])) {
+			out[o++] = 0x7f;
+			i++;
+		} else if (xml[i] == '&' &&
+			   (r = bad_char_ref(xml + i, len - i)) != 0) {
+			out[o++] = 0x7f;
+			i += r;
+		} else {
+			out[o++] = xml[i++];
+		}
+	}
+	*clean = out;
+	*clean_len = o;
+	return 0;
+}
+
 static int parse_doc(const char *xml, size_t len, const char *root_name,
 		     xmlDoc **doc, const xmlNode **root)
 {
 	const xmlNode *r;
+	char *clean;
+	size_t clean_len;
+	int rc;
 
 	*doc = NULL;
 	if (!xml || len == 0)
 		return -EINVAL;
 	if (len > S3_XML_MAX || len > INT_MAX)
 		return -EFBIG;
+	rc = sanitize(xml, len, &clean, &clean_len);
+	if (rc < 0)
+		return rc;
 	xmlInitParser();
-	*doc = xmlReadMemory(xml, (int)len, "s3.xml", NULL,
+	*doc = xmlReadMemory(clean ? clean : xml,
+			     (int)(clean ? clean_len : len), "s3.xml", NULL,
 			     XML_PARSE_NONET | XML_PARSE_NOERROR |
 				     XML_PARSE_NOWARNING | XML_PARSE_NOCDATA);
+	free(clean);
 	if (!*doc)
 		return -EINVAL;
 	r = xmlDocGetRootElement(*doc);

@@ -69,7 +69,7 @@ static int ck_lookup(struct ckinfo_table *t, const struct cat_obj *o, size_t b)
 
 static int ck_decode(struct stfs *fs, const struct cat_obj *o)
 {
-	uint8_t head[CK_HEAD], tail[2] = {0, 0};
+	uint8_t head[CK_HEAD], tail[2] = {0x48, 0x00};
 	struct pstuff_ckpt info;
 	ssize_t n;
 	int rc;
@@ -80,10 +80,18 @@ static int ck_decode(struct stfs *fs, const struct cat_obj *o)
 			 strerror((int)-n));
 		return CKPT_TYPE_UNKNOWN;
 	}
-	if (o->size >= 2 &&
-	    be_read(fs->ckpt, o->key, tail, 2, (off_t)(o->size - 2)) != 2)
-		return CKPT_TYPE_UNKNOWN;
+	/* ordinals 0 (checkpoint in both tables), 3 and 4 (2.3.3+ only) need
+	 * no tail; 1 and 2 mean different things before and after 2.3.3,
+	 * which only field 9 at the end of the file tells */
 	rc = pstuff_decode_ckpt_head(head, (size_t)n, tail, o->size, &info);
+	if (rc == 0 && (info.type_ordinal == 1 || info.type_ordinal == 2) &&
+	    o->size >= 2) {
+		if (be_read(fs->ckpt, o->key, tail, 2, (off_t)(o->size - 2)) !=
+		    2)
+			return CKPT_TYPE_UNKNOWN;
+		rc = pstuff_decode_ckpt_head(head, (size_t)n, tail, o->size,
+					     &info);
+	}
 	if (rc) {
 		log_warn("%s: not a PipelineState checkpoint (%s)", o->key,
 			 strerror(-rc));

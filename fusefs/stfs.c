@@ -28,6 +28,11 @@ int stfs_init(struct stfs *fs)
 
 void stfs_release(struct stfs *fs)
 {
+	/* a background listing may still run: let it land first */
+	pthread_mutex_lock(&fs->cat_lock);
+	while (fs->cat_building)
+		pthread_cond_wait(&fs->cat_cond, &fs->cat_lock);
+	pthread_mutex_unlock(&fs->cat_lock);
 	catalog_put(fs->cat);
 	fs->cat = NULL;
 	pcache_free(fs->pc);
@@ -61,38 +66,26 @@ static struct catalog *empty_catalog(int err)
 	return c;
 }
 
-struct catalog *stfs_catalog(struct stfs *fs, unsigned max_age_ms)
+/* List the namespace and install the result; cat_building is set. */
+static void rebuild(struct stfs *fs)
 {
-	unsigned ttl = max_age_ms ? max_age_ms : fs->conf.storage_ttl_ms;
-	struct catalog *c = NULL, *fresh = NULL;
+	struct catalog *fresh = NULL;
+	uint64_t gen;
 	int rc;
 
 	pthread_mutex_lock(&fs->cat_lock);
-	for (;;) {
-		if (fs->cat && mono_ms() - fs->cat->built_mono_ms < ttl) {
-			c = catalog_get(fs->cat);
-			pthread_mutex_unlock(&fs->cat_lock);
-			return c;
-		}
-		if (!fs->cat_building)
-			break;
-		/* one thread lists; the others use what exists, if anything */
-		if (fs->cat) {
-			c = catalog_get(fs->cat);
-			pthread_mutex_unlock(&fs->cat_lock);
-			return c;
-		}
-		pthread_cond_wait(&fs->cat_cond, &fs->cat_lock);
-	}
-	fs->cat_building = true;
+	gen = fs->cat_gen;
 	pthread_mutex_unlock(&fs->cat_lock);
-
 	STFS_INC(fs, catalog_builds);
 	rc = catalog_build(fs->ckpt, &fresh);
 
 	pthread_mutex_lock(&fs->cat_lock);
 	fs->cat_building = false;
-	if (rc == 0) {
+	if (rc == 0 && gen != fs->cat_gen) {
+		/* something was deleted meanwhile: this listing may predate
+		 * it; the next caller lists again */
+		catalog_put(fresh);
+	} else if (rc == 0) {
 		catalog_put(fs->cat);
 		fs->cat = fresh;
 	} else {
@@ -105,8 +98,67 @@ struct catalog *stfs_catalog(struct stfs *fs, unsigned max_age_ms)
 			fs->cat->built_mono_ms = mono_ms();
 		}
 	}
-	c = fs->cat ? catalog_get(fs->cat) : NULL;
 	pthread_cond_broadcast(&fs->cat_cond);
+	pthread_mutex_unlock(&fs->cat_lock);
+}
+
+static void *rebuild_thread(void *arg)
+{
+	rebuild(arg);
+	return NULL;
+}
+
+struct catalog *stfs_catalog(struct stfs *fs, unsigned max_age_ms)
+{
+	unsigned ttl = max_age_ms ? max_age_ms : fs->conf.storage_ttl_ms;
+	struct catalog *c = NULL;
+	pthread_t t;
+
+	pthread_mutex_lock(&fs->cat_lock);
+	for (;;) {
+		if (fs->cat && mono_ms() - fs->cat->built_mono_ms < ttl) {
+			c = catalog_get(fs->cat);
+			pthread_mutex_unlock(&fs->cat_lock);
+			return c;
+		}
+		if (fs->cat) {
+			/*
+			 * Stale: serve it, and let one background thread list
+			 * the namespace again (stale-while-revalidate), so a
+			 * long `du` never waits for a relisting.
+			 */
+			if (!fs->cat_building) {
+				fs->cat_building = true;
+				if (pthread_create(&t, NULL, rebuild_thread,
+						   fs) == 0)
+					pthread_detach(t);
+				else
+					fs->cat_building = false;
+			}
+			c = catalog_get(fs->cat);
+			pthread_mutex_unlock(&fs->cat_lock);
+			return c;
+		}
+		if (!fs->cat_building)
+			break;
+		pthread_cond_wait(&fs->cat_cond, &fs->cat_lock);
+	}
+	/* nothing to serve yet: list now, others wait for this one */
+	fs->cat_building = true;
+	pthread_mutex_unlock(&fs->cat_lock);
+	rebuild(fs);
+	pthread_mutex_lock(&fs->cat_lock);
+	if (!fs->cat && !fs->cat_building) {
+		/* invalidated while listing: list once more */
+		fs->cat_building = true;
+		pthread_mutex_unlock(&fs->cat_lock);
+		rebuild(fs);
+	} else {
+		pthread_mutex_unlock(&fs->cat_lock);
+	}
+
+	pthread_mutex_lock(&fs->cat_lock);
+	c = fs->cat ? catalog_get(fs->cat) : NULL;
 	pthread_mutex_unlock(&fs->cat_lock);
 	return c ? c : empty_catalog(-ENOMEM);
 }
@@ -135,6 +187,7 @@ void stfs_invalidate(struct stfs *fs)
 	pthread_mutex_lock(&fs->cat_lock);
 	catalog_put(fs->cat);
 	fs->cat = NULL;
+	fs->cat_gen++;
 	pthread_mutex_unlock(&fs->cat_lock);
 	pcache_clear(fs->pc);
 }

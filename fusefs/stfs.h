@@ -56,6 +56,7 @@ struct stfs {
 	pthread_cond_t cat_cond;
 	struct catalog *cat; /* protected by cat_lock; may be NULL */
 	bool cat_building;   /* protected by cat_lock */
+	uint64_t cat_gen;    /* protected by cat_lock; bumped by invalidate */
 
 	struct pcache *pc;
 	struct ckinfo_table *ck;

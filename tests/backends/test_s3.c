@@ -321,6 +321,47 @@ static void test_s3_list_recursive_and_missing(void **state)
 	be_close(be);
 }
 
+/* names with '..', '.', empty components or control characters: skipped */
+static void test_s3_list_hostile_names_skipped(void **state)
+{
+	struct stfs_conf c = mkconf();
+	struct backend *be;
+	struct names nm = {.n = 0};
+	static const char rec[] = LIST_HEAD
+		"<IsTruncated>false</IsTruncated>"
+		"<Contents><Key>ns/1/../x</Key><Size>1</Size></Contents>"
+		"<Contents><Key>ns/1/./y</Key><Size>1</Size></Contents>"
+		"<Contents><Key>ns/1//z</Key><Size>1</Size></Contents>"
+		"<Contents><Key>ns/1/c\001d</Key><Size>1</Size></Contents>"
+		"<Contents><Key>ns/1/n\nl</Key><Size>1</Size></Contents>"
+		"<Contents><Key>ns/1/d\x7f</Key><Size>1</Size></Contents>"
+		"<Contents><Key>ns/1/a b+c=%*~\xc3\xa9..</Key><Size>1</Size>"
+		"</Contents></ListBucketResult>";
+	static const char flat[] = LIST_HEAD
+		"<IsTruncated>false</IsTruncated>"
+		"<Contents><Key>ns/1/t\tx</Key><Size>1</Size></Contents>"
+		"<Contents><Key>ns/1/ok</Key><Size>1</Size></Contents>"
+		"<CommonPrefixes><Prefix>ns/1/../</Prefix>"
+		"</CommonPrefixes><CommonPrefixes><Prefix>ns/1/e\001/"
+		"</Prefix></CommonPrefixes><CommonPrefixes><Prefix>"
+		"ns/1/sub/</Prefix></CommonPrefixes></ListBucketResult>";
+
+	(void)state;
+	q_reset();
+	q_push(200, NULL, rec);
+	q_push(200, NULL, flat);
+	assert_int_equal(be_open_ops(&be_s3_ops, "s3://ckpt/ns/", &c, &be), 0);
+	assert_int_equal(be_list(be, "", BE_LIST_RECURSIVE, collect, &nm), 0);
+	assert_int_equal(nm.n, 1);
+	assert_string_equal(nm.name[0], "1/a b+c=%*~\xc3\xa9..");
+	nm.n = 0;
+	assert_int_equal(be_list(be, "1", 0, collect, &nm), 0);
+	assert_int_equal(nm.n, 2);
+	assert_string_equal(nm.name[0], "ok");
+	assert_string_equal(nm.name[1], "sub");
+	be_close(be);
+}
+
 static void test_s3_stat_file_dir_missing(void **state)
 {
 	struct stfs_conf c = mkconf();
@@ -430,8 +471,20 @@ static void test_s3_503_storm_gives_eio(void **state)
 		q_push(503, NULL,
 		       "<Error><Code>SlowDown</Code><Message>slow</Message>"
 		       "</Error>");
+	/* SlowDown maps to EAGAIN, but not after a 503 outlived the retries */
 	assert_int_equal(be_list(be, "", 0, collect, &(struct names){.n = 0}),
-			 -EAGAIN);
+			 -EIO);
+	assert_int_equal(n_requests(), 3);
+	q_reset();
+	for (int i = 0; i < 3; i++)
+		q_push(503, NULL,
+		       "<Error><Code>SlowDown</Code><Message>slow</Message>"
+		       "</Error>");
+	{
+		char b[16];
+
+		assert_int_equal(be_read(be, "g", b, sizeof(b), 0), -EIO);
+	}
 	assert_int_equal(n_requests(), 3);
 	be_close(be);
 }
@@ -583,6 +636,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_s3_list_pages_with_token),
 		cmocka_unit_test(test_s3_list_recursive_and_missing),
+		cmocka_unit_test(test_s3_list_hostile_names_skipped),
 		cmocka_unit_test(test_s3_stat_file_dir_missing),
 		cmocka_unit_test(test_s3_read_eof_and_readahead),
 		cmocka_unit_test(test_s3_503_storm_gives_eio),

@@ -130,6 +130,39 @@ static void test_list_bad_entries_skipped(void **state)
 	s3_list_release(&l);
 }
 
+/* one key with a control character must not hide the others */
+static void test_list_control_chars_sanitized(void **state)
+{
+	static const char xml[] =
+		"<ListBucketResult><IsTruncated>false</IsTruncated>"
+		"<Contents><Key>p/a\001b</Key><Size>1</Size></Contents>"
+		"<Contents><Key>p/ok</Key><Size>2</Size></Contents>"
+		"<Contents><Key>p/c&#x1f;d&#7;</Key><Size>3</Size></Contents>"
+		"<Contents><Key>p/t\tab&#10;&#x41;</Key><Size>4</Size>"
+		"</Contents></ListBucketResult>";
+	static const char nul[] = "<ListBucketResult><Contents><Key>x\0y"
+				  "</Key></Contents></ListBucketResult>";
+	struct s3_list l;
+
+	(void)state;
+	assert_int_equal(s3_xml_parse_list(xml, sizeof(xml) - 1, &l), 0);
+	assert_int_equal(l.n_objs, 4);
+	assert_string_equal(l.objs[0].key, "p/a\x7f"
+					   "b");
+	assert_string_equal(l.objs[1].key, "p/ok");
+	assert_int_equal(l.objs[1].size, 2);
+	assert_string_equal(l.objs[2].key, "p/c\x7f"
+					   "d\x7f");
+	/* tab, LF and other references are XML's own: kept */
+	assert_string_equal(l.objs[3].key, "p/t\tab\nA");
+	s3_list_release(&l);
+	/* a raw NUL too */
+	assert_int_equal(s3_xml_parse_list(nul, sizeof(nul) - 1, &l), 0);
+	assert_int_equal(l.n_objs, 1);
+	assert_string_equal(l.objs[0].key, "x\x7fy");
+	s3_list_release(&l);
+}
+
 static void test_list_entities_not_expanded(void **state)
 {
 	struct s3_list l;
@@ -316,6 +349,7 @@ int main(void)
 		cmocka_unit_test(test_list_s3rver_prefixes_only),
 		cmocka_unit_test(test_list_aws_namespace_and_entities),
 		cmocka_unit_test(test_list_bad_entries_skipped),
+		cmocka_unit_test(test_list_control_chars_sanitized),
 		cmocka_unit_test(test_list_entities_not_expanded),
 		cmocka_unit_test(test_list_truncated_and_garbage),
 		cmocka_unit_test(test_list_empty_token_ignored),

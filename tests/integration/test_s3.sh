@@ -1,9 +1,16 @@
 #!/bin/bash
-# The S3 backend on a real mount: a generated namespace is uploaded to
-# s3rver (the SigV4-verifying fork, so every request is checked), mounted
-# through s3:// and compared, file by file, with the same namespace
-# mounted through file://.  Needs node/npm (scripts/s3rver.sh installs
-# s3rver once).  STFS_BIN overrides the binary under test.
+# The S3 backend on a real mount, against both fake S3 servers: plain
+# s3rver 3.7.1 and the SigV4-verifying fork (every request checked).  For
+# each, a generated namespace is uploaded, mounted through s3:// and
+# compared with the same namespace mounted through file://, then:
+# the local suite's checks (union listing, du, tar, stat/read/stat,
+# inodes across a remount, rsync, getfattr), hostile key names, paging
+# with max-keys 7, deletion by the rules (release + rm -r, EPERM, EBUSY)
+# checked in the bucket itself, and a stopped (kill -STOP) server.  The
+# fork also gets a wrong secret (EACCES, health degraded); the plain one
+# runs behind scripts/faultproxy.py for 503 SlowDown storms and a server
+# that returns keys holding "..".  Needs node/npm (scripts/s3rver.sh
+# installs s3rver once).  STFS_BIN overrides the binary under test.
 . "$(dirname "$0")/lib.sh"
 STFS=${STFS_BIN:-$STFS}
 
@@ -13,76 +20,435 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 	exit 0
 fi
 
+TMO=2000 # request deadline of every mount, ms
 STATE=$T/state
 python3 "$ROOT/scripts/genstate.py" --out "$STATE" --jobs 10 --seed 3 \
 	>"$T/gen.log" 2>&1 || { cat "$T/gen.log"; exit 1; }
 NS=$STATE/checkpoint
-
-S3DIR=$T/s3
-S3PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$ROOT/scripts/s3rver.sh" start "$S3DIR" "$S3PORT" --verify >/dev/null || {
-	bad "s3rver starts"
-	finish
-	exit 1
-}
-PIDS+=("$(cat "$S3DIR/s3rver.pid")")
-E=http://127.0.0.1:$S3PORT/ckpt
+PREFIX=seatunnel/checkpoint
+export AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER
 SIG=(--aws-sigv4 aws:amz:us-east-1:s3 --user S3RVER:S3RVER
 	-H x-amz-content-sha256:UNSIGNED-PAYLOAD)
-PREFIX=seatunnel/checkpoint
 
-# upload: every file, plus a zero-byte marker per directory (s3rver omits a
-# "directory" holding only sub-directories from CommonPrefixes; Hadoop
-# connectors may write such markers too, and stfs must hide them)
-cfg=$T/upload.cfg
-: >"$cfg"
-nfiles=0
-while IFS= read -r -d '' f; do
-	rel=${f#"$NS"/}
-	printf 'upload-file = "%s"\nurl = "%s/%s/%s"\noutput = "/dev/null"\n' \
-		"$f" "$E" "$PREFIX" "$rel" >>"$cfg"
-	nfiles=$((nfiles + 1))
-done < <(find "$NS" -type f -print0)
-while IFS= read -r -d '' d; do
-	rel=${d#"$NS"}
-	printf 'upload-file = "/dev/null"\nurl = "%s/%s%s/"\noutput = "/dev/null"\n' \
-		"$E" "$PREFIX" "$rel" >>"$cfg"
-done < <(find "$NS" -type d -print0)
-printf 'upload-file = "/dev/null"\nurl = "%s/seatunnel/"\noutput = "/dev/null"\n' "$E" >>"$cfg"
-codes=$(curl -sS --no-progress-meter "${SIG[@]}" --parallel --parallel-max 8 -w '%{http_code}\n' -K "$cfg" | sort | uniq -c)
-check_eq "uploaded $nfiles files (all 200)" "200" "$(echo "$codes" | awk '{print $2}' | sort -u | tr -d '\n')"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# enc STR [SAFE]: percent-encoded as AWS wants (keep A-Za-z0-9 and SAFE)
+enc() { python3 -c 'import sys,urllib.parse;print(urllib.parse.quote(sys.argv[1],safe=sys.argv[2]))' "$1" "${2--_.~/}"; }
+ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
+alive() { kill -0 "$1" 2>/dev/null; }
 
 start_sim "$STATE/scenario.json" a
 PORT=$SIM_PORT_a
-COMMON="engine=http://127.0.0.1:$PORT,imap=file://$STATE/imap/,timeout=3000,orphan_grace=10m"
-mount_stfs "$T/mloc" -o "checkpoint=file://$NS/,state_dir=$T/sd1,$COMMON" || {
+# what the engine knows, asked directly
+python3 - "$PORT" >"$T/engine.tsv" <<'PY'
+import json, sys, urllib.request
+base = "http://127.0.0.1:%s" % sys.argv[1]
+for path in ("/running-jobs", "/finished-jobs/"):
+    d = json.load(urllib.request.urlopen(base + path, timeout=5))
+    if isinstance(d, dict):
+        d = d["data"]
+    for j in d:
+        print("%s\t%s\t%s" % (j["jobId"], j["jobStatus"], j.get("jobName", "")))
+PY
+storage_ids=$(cd "$NS" && ls | grep -E '^[0-9]+$' | sort)
+engine_ids=$(cut -f1 "$T/engine.tsv" | sort)
+WANT_JOBS=$(printf '%s\n%s\n' "$storage_ids" "$engine_ids" | sort -u | grep .)
+state_of() { awk -F'\t' -v i="$1" '$1 == i { print $2 }' "$T/engine.tsv"; }
+pick() { # pick STATE...: the first job with storage in one of the states
+	local id s
+	for id in $storage_ids; do
+		s=$(state_of "$id")
+		for w in "$@"; do [ "$s" == "$w" ] && { echo "$id"; return; }; done
+	done
+}
+REL_ID=$(pick FAILED)                                              # released, rm -r
+PROT_ID=$(for id in $storage_ids; do [ "$id" != "$REL_ID" ] && echo "$id"; done |
+	while read -r id; do case $(state_of "$id") in FAILED | UNKNOWABLE) echo "$id"; break ;; esac; done)
+RUN_ID=$(pick RUNNING)
+ORPH_ID=$(for id in $storage_ids; do [ -z "$(state_of "$id")" ] && echo "$id"; done | head -1)
+if [ -z "$REL_ID" ] || [ -z "$PROT_ID" ] || [ -z "$RUN_ID" ] || [ -z "$ORPH_ID" ]; then
+	bad "the generated scenario has FAILED, FAILED/UNKNOWABLE, RUNNING and orphan jobs with storage"
 	finish
 	exit 1
-}
-export AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER
-mount_stfs "$T/ms3" -o "checkpoint=s3://ckpt/$PREFIX/,endpoint=http://127.0.0.1:$S3PORT,region=us-east-1,path_style,state_dir=$T/sd2,$COMMON" || {
-	bad "s3:// mount (is build/stfs built with -DHAVE_S3 and libcrypto?)"
-	finish
-	exit 1
-}
-ok "s3:// mount"
+fi
+# the protected job is a second FAILED one
+sim_ctl "$PORT" POST /__sim/job "{\"jobId\":\"$PROT_ID\",\"jobStatus\":\"FAILED\"}" >/dev/null
 
-check_eq "same jobs/" "$(ls "$T/mloc/jobs")" "$(ls "$T/ms3/jobs")"
+COMMON="engine=http://127.0.0.1:$PORT,imap=file://$STATE/imap/,timeout=$TMO,orphan_grace=10m"
+mount_stfs "$T/mloc" -o "checkpoint=file://$NS/,state_dir=$T/sd-loc,$COMMON" || {
+	finish
+	exit 1
+}
+LOC_PID=$STFS_PID
+
+# upload_ns PORT: every file of the namespace, plus a zero-byte marker per
+# directory (s3rver omits a "directory" holding only sub-directories from
+# CommonPrefixes; Hadoop connectors may write such markers too, and stfs
+# must hide them).  Prints the distinct HTTP codes.
+upload_ns() {
+	local e=http://127.0.0.1:$1/ckpt cfg=$T/upload-$1.cfg f d rel
+	: >"$cfg"
+	while IFS= read -r -d '' f; do
+		rel=${f#"$NS"/}
+		printf 'upload-file = "%s"\nurl = "%s/%s/%s"\noutput = "/dev/null"\n' \
+			"$f" "$e" "$PREFIX" "$rel" >>"$cfg"
+	done < <(find "$NS" -type f -print0)
+	# markers: "-T file" would append the file's name to a URL ending in
+	# '/', so these are PUTs of an empty body
+	: >"$cfg.m"
+	while IFS= read -r -d '' d; do
+		rel=${d#"$NS"}
+		printf 'url = "%s/%s%s/"\noutput = "/dev/null"\n' \
+			"$e" "$PREFIX" "$rel" >>"$cfg.m"
+	done < <(find "$NS" -type d -print0)
+	printf 'url = "%s/seatunnel/"\noutput = "/dev/null"\n' "$e" >>"$cfg.m"
+	{
+		curl -sS --no-progress-meter "${SIG[@]}" --parallel --parallel-max 8 \
+			-w '%{http_code}\n' -K "$cfg"
+		curl -sS --no-progress-meter "${SIG[@]}" --parallel --parallel-max 8 \
+			-X PUT --data-binary '' -w '%{http_code}\n' -K "$cfg.m"
+	} | sort -u | tr -d '\n'
+}
+# put PORT KEY FILE: one object (KEY relative to the bucket) -> HTTP code
+put() {
+	curl -s -o /dev/null -w '%{http_code}' "${SIG[@]}" -T "$3" \
+		"http://127.0.0.1:$1/ckpt/$(enc "$2")"
+}
+# bucket_keys PORT KEYPREFIX: the keys under it, asked by a signed listing
+bucket_keys() {
+	curl -s -m 5 "${SIG[@]}" \
+		"http://127.0.0.1:$1/ckpt?list-type=2&prefix=$(enc "$2" -_.~)" |
+		grep -o '<Key>[^<]*</Key>' | sed 's/<Key>//; s/<\/Key>//'
+}
+# mount_s3 MNT ENDPOINT_PORT STATE_DIR [EXTRA_OPTS]
+mount_s3() {
+	mount_stfs "$1" -o "checkpoint=s3://ckpt/$PREFIX/,endpoint=http://127.0.0.1:$2,region=us-east-1,path_style,state_dir=$3,$COMMON${4:+,$4}"
+}
 listing() { (cd "$1/jobs" && find . -path '*checkpoints*' -type f -printf '%p %s\n' | sort); }
-L1=$(listing "$T/mloc")
-L2=$(listing "$T/ms3")
-check "checkpoint files are listed ($(echo "$L1" | grep -c .))" test -n "$L1"
-check_eq "same checkpoint files and sizes" "$L1" "$L2"
-diffs=0
-while read -r p _; do
-	cmp -s "$T/mloc/jobs/$p" "$T/ms3/jobs/$p" || {
-		echo "    differs: $p"
-		diffs=$((diffs + 1))
+# tree: every entry's path and type, with sizes of the storage objects
+tree() { (cd "$1/jobs" && find . -printf '%p %y\n' -path '*checkpoints*' -type f -printf '%p %s\n' | sort); }
+# fails_with PATTERN CMD...: the command fails and says PATTERN
+fails_with() {
+	local pat=$1 err
+	shift
+	err=$("$@" 2>&1) && return 1
+	echo "$err" | grep -qE "$pat" || { echo "    got: $err"; return 1; }
+}
+
+# ---------------------------------------------------------------------------
+# checks shared by both servers.  V: variant name, SP: server port,
+# SD: server directory.
+variant() {
+	V=$1
+	local flag=$2 M=$T/s3-$1 errs n id raw mnt f s1 r s2 p
+	SD=$T/srv-$V
+	SP=$(free_port)
+	"$ROOT/scripts/s3rver.sh" start "$SD" "$SP" $flag >/dev/null || {
+		bad "[$V] s3rver starts"
+		return 1
 	}
-done <<<"$L1"
-check_eq "same bytes in every checkpoint file" 0 "$diffs"
-check "no marker object shows up as an empty name" \
-	bash -c "! find '$T/ms3/jobs' -name '' 2>/dev/null | grep -q ."
-check "no s3 warnings in the mount's log" \
-	bash -c "! grep -E 's3: .*(HTTP|unparsable)' '$T/stfs-ms3.log'"
+	SPID=$(cat "$SD/s3rver.pid")
+	PIDS+=("$SPID")
+	local nfiles
+	nfiles=$(find "$NS" -type f | wc -l)
+	check_eq "[$V] uploaded $nfiles files (all 200)" 200 "$(upload_ns "$SP")"
+
+	mount_s3 "$M" "$SP" "$T/sd-$V" || {
+		bad "[$V] s3:// mount (is build/stfs built with -DHAVE_S3 and libcrypto?)"
+		return 1
+	}
+	ok "[$V] s3:// mount"
+
+	# -- the local suite's checks -------------------------------------------
+	check_eq "[$V] jobs/ is the union of storage and engine" "$WANT_JOBS" "$(ls "$M/jobs" | sort)"
+	local L1 L2
+	L1=$(listing "$T/mloc")
+	L2=$(listing "$M")
+	check "[$V] checkpoint files are listed ($(echo "$L1" | grep -c .))" test -n "$L1"
+	check_eq "[$V] same checkpoint files and sizes as file://" "$L1" "$L2"
+	errs=0
+	while read -r p _; do
+		cmp -s "$T/mloc/jobs/$p" "$M/jobs/$p" || {
+			echo "    differs: $p"
+			errs=$((errs + 1))
+		}
+	done <<<"$L1"
+	check_eq "[$V] same bytes in every checkpoint file" 0 "$errs"
+	check "[$V] no marker object shows up as an empty name" \
+		bash -c "! find '$M/jobs' -name '' 2>/dev/null | grep -q ."
+
+	errs=0 n=0
+	for id in $storage_ids; do
+		[ -n "$(find "$NS/$id" -mindepth 1 -type d -print -quit)" ] && continue
+		raw=$(find "$NS/$id" -type f -printf '%s\n' | awk '{s+=$1} END {print s+0}')
+		mnt=$(du -sb --exclude=latest --exclude=status "$M/jobs/$id/pipelines" | cut -f1)
+		n=$((n + 1))
+		[ "$raw" == "$mnt" ] || { echo "    $id: raw $raw, mount $mnt"; errs=$((errs + 1)); }
+	done
+	check_eq "[$V] du -sb of pipelines/ equals the raw bytes ($n jobs)" 0 "$errs"
+
+	mkdir -p "$T/untar-$V"
+	(cd "$M/jobs" && tar -cf - --exclude=latest ./*/pipelines 2>"$T/tar-$V.err") |
+		tar -C "$T/untar-$V" -xf -
+	check "[$V] tar of jobs/*/pipelines exits cleanly" test ! -s "$T/tar-$V.err"
+	errs=0
+	for f in $(cd "$T/untar-$V" && find . -type f -name '*.ser*'); do
+		cmp -s "$T/untar-$V/$f" "$NS/$(echo "$f" | awk -F/ '{print $2"/"$NF}')" || errs=$((errs + 1))
+	done
+	n=$(cd "$T/untar-$V" && find . -type f -name '*.ser*' | wc -l)
+	raw=$(cd "$NS" && find . -mindepth 2 -maxdepth 2 -type f -name '*.ser*' -path './[0-9]*' | wc -l)
+	check_eq "[$V] tar round trip holds every object" "$raw" "$n"
+	check_eq "[$V] tar round trip is byte-identical" 0 "$errs"
+
+	errs=0
+	for f in "$M"/jobs/*/status "$M"/jobs/*/metrics "$M"/jobs/*/deletable \
+		$(find "$M/jobs" -path '*checkpoints*' -type f | head -20); do
+		s1=$(stat -c %s "$f")
+		r=$(wc -c <"$f")
+		s2=$(stat -c %s "$f")
+		[ "$s1" == "$r" ] && [ "$r" == "$s2" ] || { echo "    $f: $s1 $r $s2"; errs=$((errs + 1)); }
+	done
+	check_eq "[$V] stat, read, stat agree" 0 "$errs"
+	check "[$V] st_blocks is ceil(size/512)" bash -c "
+		find '$M/jobs' -type f -printf '%s %b\n' | awk '{ if (\$2 != int((\$1+511)/512)) exit 1 }'"
+	check "[$V] getfattr -R -d over the whole tree exits 0" \
+		bash -c "getfattr -R -d '$M/jobs' '$M/by-state' >/dev/null 2>'$T/getfattr-$V.err'"
+
+	find "$M/jobs" -printf '%i %P\n' | sort >"$T/ino1-$V"
+	rsync -a "$M/jobs/" "$T/rsync-$V/" 2>"$T/rsync1-$V.err"
+	check "[$V] rsync -a of the mount exits cleanly" test ! -s "$T/rsync1-$V.err"
+	unmount_stfs "$M"
+	mount_s3 "$M" "$SP" "$T/sd-$V"
+	find "$M/jobs" -printf '%i %P\n' | sort >"$T/ino2-$V"
+	check "[$V] inode numbers are equal across a remount" cmp -s "$T/ino1-$V" "$T/ino2-$V"
+	n=$(rsync -a --stats "$M/jobs/" "$T/rsync-$V/" 2>&1 | sed -n 's/^Number of regular files transferred: //p')
+	check_eq "[$V] a second rsync -a transfers nothing" 0 "$n"
+	unmount_stfs "$M"
+
+	# -- hostile key names under a job: other/<name>, same bytes --------------
+	local good=("sp ace.bin" "pl+us.bin" "eq=ual.bin" "100%.bin" "st*r.bin"
+		"ti~lde.bin" "café.bin" "..dots.bin") hostile=(
+		$'ctl\001x.bin' $'nl\nx.bin' $'del\x7fx.bin') codes="" k
+	for k in "${good[@]}" "${hostile[@]}"; do
+		printf 'hostile %s\n' "$k" >"$T/h.tmp"
+		codes+=$(put "$SP" "$PREFIX/$PROT_ID/$k" "$T/h.tmp")
+	done
+	check_eq "[$V] hostile keys uploaded" "$(printf '200%.0s' "${good[@]}" "${hostile[@]}")" "$codes"
+
+	mount_s3 "$M" "$SP" "$T/sd-$V"
+	local MSP=$STFS_PID
+	errs=0
+	for k in "${good[@]}"; do
+		printf 'hostile %s\n' "$k" >"$T/h.tmp"
+		cmp -s "$T/h.tmp" "$M/jobs/$PROT_ID/other/$k" || { echo "    other/$k differs or is missing"; errs=$((errs + 1)); }
+	done
+	check_eq "[$V] valid hostile names are under other/ with their bytes" 0 "$errs"
+	n=$(ls -A "$M/jobs/$PROT_ID/other" 2>/dev/null | LC_ALL=C grep -c $'[\x01-\x1f\x7f]')
+	check_eq "[$V] names with control characters are not listed" 0 "$n"
+	check "[$V] no '..' component anywhere in the tree" \
+		bash -c "! find '$M/jobs' -name '..' | grep -q ."
+	check "[$V] the daemon is alive after hostile names" alive "$MSP"
+
+	# -- paging: max-keys 7 gives the same tree as 1000 ----------------------
+	local before after
+	before=$(grep -c 'continuation-token' "$SD/s3rver.log")
+	STFS_S3_MAX_KEYS=7 mount_s3 "$M-p7" "$SP" "$T/sd-$V-p7"
+	local P7=$STFS_PID
+	tree "$M" >"$T/tree1000-$V"
+	tree "$M-p7" >"$T/tree7-$V"
+	after=$(grep -c 'continuation-token' "$SD/s3rver.log")
+	check "[$V] the max-keys 7 mount really pages ($((after - before)) continued lists)" \
+		test "$after" -gt "$before"
+	check "[$V] max-keys 7 lists the same tree as 1000 ($(wc -l <"$T/tree7-$V") entries)" \
+		cmp -s "$T/tree1000-$V" "$T/tree7-$V"
+	STFS_PID=$P7
+	unmount_stfs "$M-p7"
+	STFS_PID=$MSP
+
+	# -- deletion through S3 --------------------------------------------------
+	check "[$V] release of a FAILED job" bash -c "echo release > '$M/jobs/$REL_ID/restore'"
+	check "[$V] the released job's objects are in the bucket before rm" \
+		test -n "$(bucket_keys "$SP" "$PREFIX/$REL_ID/")"
+	rm -r "$M/jobs/$REL_ID" 2>"$T/rm-$V.err"
+	check "[$V] rm -r of the released FAILED job exits 0" test $? = 0 -a ! -s "$T/rm-$V.err"
+	check_eq "[$V] no object of the job is left in the bucket (listing)" "" \
+		"$(bucket_keys "$SP" "$PREFIX/$REL_ID/" | grep -v "/$REL_ID/\$")"
+	check_eq "[$V] no object of the job is left in s3rver's data dir" "" \
+		"$(find "$SD/data/ckpt/$PREFIX/$REL_ID" -name '*._S3rver_object' ! -name '._S3rver_object' 2>/dev/null)"
+	check "[$V] the FAILED job stays listed (the engine remembers it)" test -d "$M/jobs/$REL_ID"
+
+	local rp obj
+	rp=$(ls "$M/jobs/$PROT_ID/pipelines" | grep -E '^[0-9]+$' | head -1)
+	obj=$(ls "$M/jobs/$PROT_ID/pipelines/$rp/checkpoints/latest/" | grep '\.ser$' | head -1)
+	before=$(bucket_keys "$SP" "$PREFIX/$PROT_ID/" | sort)
+	check "[$V] rm of an unreleased restore point fails with EPERM" \
+		fails_with 'Operation not permitted' rm -f "$M/jobs/$PROT_ID/pipelines/$rp/checkpoints/latest/$obj"
+	check "[$V] the restore point is still in the bucket" \
+		grep -qxF "$PREFIX/$PROT_ID/$obj" <<<"$before"
+	check_eq "[$V] nothing of the protected job was deleted" "$before" \
+		"$(bucket_keys "$SP" "$PREFIX/$PROT_ID/" | sort)"
+
+	before=$(bucket_keys "$SP" "$PREFIX/$RUN_ID/" | sort)
+	check "[$V] rm -r of a RUNNING job fails with EBUSY" \
+		fails_with 'Device or resource busy' rm -rf "$M/jobs/$RUN_ID"
+	check_eq "[$V] nothing of the RUNNING job was deleted" "$before" \
+		"$(bucket_keys "$SP" "$PREFIX/$RUN_ID/" | sort)"
+	check "[$V] the RUNNING job has objects in the bucket" test -n "$before"
+	check "[$V] no s3 HTTP warnings in the mount's log" \
+		bash -c "! grep -E 's3: .*(HTTP|unparsable)' '$T/stfs-s3-$V.log'"
+	unmount_stfs "$M"
+
+	# -- a stopped server: errors within the deadline, the daemon survives -----
+	# storage_ttl=300: what the mount listed at start is stale when asked
+	mount_s3 "$M-stop" "$SP" "$T/sd-$V-stop" storage_ttl=300
+	sleep 0.5
+	local SPD=$STFS_PID cid t0 dt1 dt2
+	cid=$(ls "$T/mloc/jobs/$ORPH_ID/pipelines/1/checkpoints" | grep -E '^[0-9]+$' | head -1)
+	obj=$(ls "$T/mloc/jobs/$ORPH_ID/pipelines/1/checkpoints/$cid" | head -1)
+	kill -STOP "$SPID"
+	t0=$(date +%s%N)
+	ls "$M-stop/jobs/$ORPH_ID/pipelines/1/checkpoints/$cid" >"$T/ls-stop-$V" 2>&1
+	local rc1=$?
+	dt1=$(ms_since "$t0")
+	t0=$(date +%s%N)
+	cat "$M-stop/jobs/$ORPH_ID/pipelines/1/checkpoints/$cid/$obj" >"$T/cat-stop-$V" 2>&1
+	local rc2=$?
+	dt2=$(ms_since "$t0")
+	kill -CONT "$SPID"
+	local errpat='Input/output error|timed out|temporarily unavailable'
+	# ls may answer from what it listed before (stale but browsable) or fail
+	check "[$V] ls on a stopped server answers or fails cleanly (rc $rc1, ${dt1} ms)" \
+		bash -c "[ $rc1 = 0 ] || grep -qE '$errpat' '$T/ls-stop-$V'"
+	check "[$V] cat on a stopped server fails (rc $rc2, ${dt2} ms)" \
+		bash -c "[ $rc2 != 0 ] && grep -qE '$errpat' '$T/cat-stop-$V'"
+	check "[$V] both return within the deadline plus a margin (${dt1} ms, ${dt2} ms)" \
+		test "$dt1" -lt $((TMO + 1500)) -a "$dt2" -lt $((TMO + 1500))
+	check "[$V] the daemon survives a stopped server" alive "$SPD"
+	sleep 1.2 # a timed-out read is answered from memory for a second
+	check "[$V] reads work again after kill -CONT" \
+		cmp -s "$T/mloc/jobs/$ORPH_ID/pipelines/1/checkpoints/$cid/$obj" \
+		"$M-stop/jobs/$ORPH_ID/pipelines/1/checkpoints/$cid/$obj"
+	STFS_PID=$SPD
+	unmount_stfs "$M-stop"
+	return 0
+}
+
+# ---------------------------------------------------------------------------
+# the verifying fork only: a wrong secret
+wrong_secret() {
+	local M=$T/s3-wrong cid p
+	p=$(ls "$T/mloc/jobs/$RUN_ID/pipelines" | grep -E '^[0-9]+$' | head -1)
+	cid=$(ls "$T/mloc/jobs/$RUN_ID/pipelines/$p/checkpoints" | grep -E '^[0-9]+$' | head -1)
+	AWS_SECRET_ACCESS_KEY=wrong mount_s3 "$M" "$SP" "$T/sd-wrong" || {
+		bad "[verify] mount with a wrong secret"
+		return
+	}
+	check "[verify] wrong secret: ls of a job's checkpoints/ says Permission denied" \
+		fails_with 'Permission denied' ls "$M/jobs/$RUN_ID/pipelines/$p/checkpoints"
+	check "[verify] wrong secret: ls of a checkpoint says Permission denied" \
+		fails_with 'Permission denied' ls "$M/jobs/$RUN_ID/pipelines/$p/checkpoints/$cid"
+	check "[verify] wrong secret: reading an object says Permission denied" \
+		fails_with 'Permission denied' cat "$M/jobs/$RUN_ID/pipelines/$p/checkpoints/$cid/x.ser"
+	check "[verify] wrong secret: .stfs/health says degraded" \
+		grep -q degraded "$M/.stfs/health"
+	check "[verify] wrong secret: the secret is not in the log" \
+		bash -c "! grep -q 'S3RVER:wrong\|:wrong' '$T/stfs-s3-wrong.log'"
+	unmount_stfs "$M"
+}
+
+# ---------------------------------------------------------------------------
+# the plain server behind faultproxy: 503 storms and '..' keys
+proxy_ctl() { curl -s -m 5 -X "${2:-GET}" ${1:+--data "$1"} "http://127.0.0.1:$FP_PORT/__fault"; }
+faults() {
+	local M=$T/s3-proxy pf=$T/fp.port cid objs t0 dt rc
+	python3 "$ROOT/scripts/faultproxy.py" --upstream "http://127.0.0.1:$SP" \
+		--port 0 --port-file "$pf" >"$T/fp.log" 2>&1 &
+	local FPID=$!
+	PIDS+=("$FPID")
+	for _ in $(seq 100); do
+		[ -s "$pf" ] && break
+		sleep 0.05
+	done
+	FP_PORT=$(cat "$pf")
+	check "[proxy] faultproxy answers its control endpoint" \
+		bash -c "curl -s -m 2 http://127.0.0.1:$FP_PORT/__fault | grep -q '\"mode\": \"none\"'"
+	mount_s3 "$M" "$FP_PORT" "$T/sd-proxy" || {
+		bad "[proxy] mount through faultproxy"
+		return
+	}
+	local PPD=$STFS_PID
+	cid=$(ls "$T/mloc/jobs/$ORPH_ID/pipelines/1/checkpoints" | grep -E '^[0-9]+$' | head -1)
+	local D=jobs/$ORPH_ID/pipelines/1/checkpoints/$cid
+	mapfile -t objs < <(ls "$T/mloc/$D")
+	check "[proxy] reads pass through the proxy (SigV4 intact)" \
+		cmp -s "$T/mloc/$D/${objs[0]}" "$M/$D/${objs[0]}"
+
+	# the other/ objects of the hostile-name check: never read by this
+	# daemon (its start-up scan reads checkpoints only)
+	local O=$M/jobs/$PROT_ID/other
+	printf 'hostile %s\n' "pl+us.bin" >"$T/h1.tmp"
+	printf 'hostile %s\n' "eq=ual.bin" >"$T/h2.tmp"
+	ls "$O" >/dev/null
+	proxy_ctl '{"mode":"next","n":2}' POST >/dev/null
+	check "[proxy] a read succeeds through 2 x 503 SlowDown (retries)" \
+		cmp -s "$T/h1.tmp" "$O/pl+us.bin"
+	check_eq "[proxy] both 503s were served" 2 \
+		"$(proxy_ctl | python3 -c 'import json,sys; print(json.load(sys.stdin)["faulted"])')"
+
+	proxy_ctl '{"mode":"percent","percent":100}' POST >/dev/null
+	t0=$(date +%s%N)
+	cat "$O/eq=ual.bin" >/dev/null 2>"$T/storm.err"
+	rc=$?
+	dt=$(ms_since "$t0")
+	check "[proxy] a permanent 503 storm fails the read with EIO (rc $rc)" \
+		bash -c "[ $rc != 0 ] && grep -q 'Input/output error' '$T/storm.err'"
+	check "[proxy] ... within the deadline plus a margin (${dt} ms)" test "$dt" -lt $((TMO + 1500))
+	check "[proxy] the daemon survives the storm" alive "$PPD"
+	proxy_ctl '{"mode":"none"}' POST >/dev/null
+	check "[proxy] reads work again after the storm" cmp -s "$T/h2.tmp" "$O/eq=ual.bin"
+	check "[proxy] .stfs/health shows the storm's error" grep -qi 'slowdown\|503\|error' "$M/.stfs/health"
+
+	# keys holding '..': the server stores ".../DOTDOT/...", the proxy
+	# answers "..", stfs must ignore them and stay inside the tree
+	echo escape >"$T/esc.tmp"
+	local codes
+	codes=$(put "$SP" "$PREFIX/$ORPH_ID/DOTDOT/escape1.bin" "$T/esc.tmp")
+	codes+=$(put "$SP" "$PREFIX/$ORPH_ID/DOTDOT/DOTDOT/escape2.bin" "$T/esc.tmp")
+	codes+=$(put "$SP" "$PREFIX/$ORPH_ID/xDOTDOTx" "$T/esc.tmp")
+	check_eq "[proxy] '..' keys uploaded" 200200200 "$codes"
+	proxy_ctl '{"rewrite":[["DOTDOT",".."]]}' POST >/dev/null
+	STFS_PID=$PPD
+	unmount_stfs "$M"
+	mount_s3 "$M" "$FP_PORT" "$T/sd-proxy"
+	PPD=$STFS_PID
+	find "$M/jobs/$ORPH_ID" >"$T/dotdot.find" 2>&1
+	check "[proxy] no entry of a '..' key appears" \
+		bash -c "! grep -q 'escape' '$T/dotdot.find'"
+	check "[proxy] a name merely containing '..' is listed" \
+		test -f "$M/jobs/$ORPH_ID/other/x..x"
+	check "[proxy] the job's checkpoints are still listed" \
+		cmp -s "$T/mloc/$D/${objs[0]}" "$M/$D/${objs[0]}"
+	check "[proxy] nothing outside jobs/ appeared" \
+		bash -c "! find '$M' -maxdepth 1 -name 'escape*' | grep -q ."
+	check "[proxy] the daemon is alive after '..' keys" alive "$PPD"
+	proxy_ctl '{"rewrite":[]}' POST >/dev/null
+	unmount_stfs "$M"
+	kill "$FPID" 2>/dev/null
+	wait "$FPID" 2>/dev/null
+}
+
+run_variant() { # run_variant NAME [--verify]
+	variant "$@"
+	local rc=$?
+	if [ "$rc" = 0 ]; then
+		[ "$1" == verify ] && wrong_secret
+		[ "$1" == plain ] && faults
+	fi
+	"$ROOT/scripts/s3rver.sh" stop "$SD"
+}
+
+run_variant plain
+run_variant verify --verify
+check "the file:// daemon is still alive" alive "$LOC_PID"
+STFS_PID=$LOC_PID
+unmount_stfs "$T/mloc"
 finish

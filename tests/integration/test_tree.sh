@@ -261,6 +261,8 @@ check "ls and cat return within the deadline while the engine hangs (${dt} ms)" 
 check "storage jobs are still listed while the engine hangs" grep -q "^$job$" "$T/ls-hung"
 sim_ctl "$PORT" POST /__sim/fault '{"mode":"garbage"}' >/dev/null
 sleep 3.5
+ls "$M/jobs" >/dev/null # starts a background refresh, which fails
+sleep 3.5               # ... and the pseudo-file cache expires
 check "status says the engine is unreachable on garbage answers" \
 	grep -q 'engine unreachable\|last known' "$M/jobs/$job/status"
 sim_ctl "$PORT" POST /__sim/fault '{"mode":"none"}' >/dev/null
