@@ -509,7 +509,7 @@ static int resolve_job(struct view *v, struct node *n, char **c, int k)
 		return 0;
 	}
 	if (!p || parse_id(c[5], &x) || !(n->ckpt = cat_pipe_ckpt(p, x)))
-		return -ENOENT;
+		return v->cat->err ? v->cat->err : -ENOENT;
 	n->kind = ND_CKPT;
 	n->group = OG_CKPT;
 	return resolve_group(n, c, 6, k);
@@ -1060,6 +1060,9 @@ int tree_list(struct view *v, const char *path, const struct node *n,
 		emit(&l, "stfs.prom");
 		return 0;
 	case ND_JOBS:
+		/* the storage could not be listed and the engine not asked */
+		if (v->cat->err && v->snap->err)
+			return v->cat->err;
 		view_each_job(v, emit_job, &l);
 		return 0;
 	case ND_JOB:
@@ -1099,6 +1102,8 @@ int tree_list(struct view *v, const char *path, const struct node *n,
 		emit(&l, "checkpoints");
 		return 0;
 	case ND_CKPTS:
+		if (v->cat->err)
+			return v->cat->err; /* say why, not "empty" */
 		if (!n->pipe)
 			return 0;
 		for (size_t i = 0; i < n->pipe->n_ckpts; i++) {

@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""A fault-injecting HTTP reverse proxy for stfs's object-store tests.
+
+    scripts/faultproxy.py --upstream http://127.0.0.1:4568 [--port 0]
+                          [--port-file F] [--control-file F]
+
+Every request is passed to the upstream unchanged: method, path and query
+verbatim, every header in order (Host included, so a SigV4 signature made
+for the proxy's host:port still verifies upstream), and the body.  The
+answer comes back unchanged too, apart from hop-by-hop headers.
+
+Faults: instead of forwarding, the proxy answers
+"503 SlowDown" (S3 error XML, like a throttling S3) for
+  * the next N requests:          {"mode": "next", "n": N}
+  * a percentage of requests:     {"mode": "percent", "percent": P}
+  * no request:                   {"mode": "none"}
+Rewrites: {"rewrite": [["FROM", "TO"], ...]} (alone or with a mode)
+replaces bytes in every forwarded answer body (Content-Length follows), so
+a test can make the server "return" keys it cannot store, such as "..":
+upload ".../DOTDOT/x" and rewrite DOTDOT to "..".  {"rewrite": []} stops.
+Set the fault through the control endpoint of the proxy itself (never
+forwarded; "__fault" is no valid bucket name):
+    POST /__fault  with one of the JSON objects above  -> the new state
+    GET  /__fault                                      -> state + counters
+or, with --control-file F, by writing one line to F: "none",
+"next N" or "percent P" (re-read whenever F's mtime changes).
+Counters: total (requests seen, control excluded), forwarded, faulted.
+
+Only loopback use is intended; the proxy stops on SIGTERM/SIGINT.
+"""
+import argparse
+import http.client
+import http.server
+import json
+import os
+import random
+import signal
+import socketserver
+import sys
+import threading
+import urllib.parse
+
+HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding",
+       "te", "trailer", "upgrade", "proxy-authenticate",
+       "proxy-authorization"}
+
+SLOWDOWN = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown'
+            b'</Code><Message>Please reduce your request rate.</Message>'
+            b'<RequestId>FAULTPROXY</RequestId></Error>')
+
+
+class State:
+    def __init__(self, control_file):
+        self.lock = threading.Lock()
+        self.mode = "none"
+        self.n = 0
+        self.percent = 0.0
+        self.total = 0
+        self.forwarded = 0
+        self.faulted = 0
+        self.rewrite = []
+        self.control_file = control_file
+        self.control_mtime = None
+
+    def set(self, d):
+        """Apply a fault description (dict); raises ValueError."""
+        mode = str(d.get("mode", "none" if "rewrite" not in d else "keep"))
+        with self.lock:
+            if "rewrite" in d:
+                rw = [(str(a).encode(), str(b).encode())
+                      for a, b in d["rewrite"]]
+                if any(not a for a, _ in rw):
+                    raise ValueError("empty rewrite pattern")
+                self.rewrite = rw
+            if mode == "keep":
+                pass
+            elif mode == "none":
+                self.mode, self.n, self.percent = "none", 0, 0.0
+            elif mode == "next":
+                n = int(d.get("n", 1))
+                if n < 0:
+                    raise ValueError("n < 0")
+                self.mode, self.n = "next", n
+            elif mode == "percent":
+                p = float(d.get("percent", 100))
+                if not 0 <= p <= 100:
+                    raise ValueError("percent not in 0..100")
+                self.mode, self.percent = "percent", p
+            else:
+                raise ValueError("mode must be none, next or percent")
+            return self.snapshot_locked()
+
+    def snapshot_locked(self):
+        return {"mode": self.mode, "n": self.n, "percent": self.percent,
+                "total": self.total, "forwarded": self.forwarded,
+                "faulted": self.faulted,
+                "rewrite": [[a.decode(), b.decode()] for a, b in self.rewrite]}
+
+    def snapshot(self):
+        with self.lock:
+            return self.snapshot_locked()
+
+    def poll_file(self):
+        if not self.control_file:
+            return
+        try:
+            m = os.stat(self.control_file).st_mtime_ns
+        except OSError:
+            return
+        if m == self.control_mtime:
+            return
+        self.control_mtime = m
+        try:
+            with open(self.control_file) as f:
+                words = f.read().split()
+        except OSError:
+            return
+        try:
+            if not words or words[0] == "none":
+                self.set({"mode": "none"})
+            elif words[0] == "next":
+                self.set({"mode": "next", "n": int(words[1])})
+            elif words[0] == "percent":
+                self.set({"mode": "percent", "percent": float(words[1])})
+            else:
+                raise ValueError(words[0])
+        except (ValueError, IndexError) as e:
+            sys.stderr.write("faultproxy: bad control file: %s\n" % e)
+
+    def should_fault(self):
+        """Count one request; True when it is to be answered with 503."""
+        self.poll_file()
+        with self.lock:
+            self.total += 1
+            fault = False
+            if self.mode == "next" and self.n > 0:
+                self.n -= 1
+                fault = True
+            elif self.mode == "percent":
+                fault = random.random() * 100 < self.percent
+            if fault:
+                self.faulted += 1
+            else:
+                self.forwarded += 1
+            return fault
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "faultproxy"
+
+    def log_message(self, fmt, *args):
+        if self.server.verbose:
+            sys.stderr.write("faultproxy: %s\n" % (fmt % args))
+
+    def read_body(self):
+        te = self.headers.get("Transfer-Encoding", "").lower()
+        if "chunked" in te:
+            out = b""
+            while True:
+                line = self.rfile.readline(65537)
+                size = int(line.split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline(65537) not in (b"\r\n", b"\n",
+                                                             b""):
+                        pass
+                    return out, True
+                out += self.rfile.read(size)
+                self.rfile.readline(65537)
+        n = int(self.headers.get("Content-Length") or 0)
+        return (self.rfile.read(n) if n > 0 else b""), False
+
+    def answer(self, status, body, ctype, extra=()):
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in extra:
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def control(self, body):
+        st = self.server.state
+        if self.command == "GET":
+            out = st.snapshot()
+        elif self.command == "POST":
+            try:
+                out = st.set(json.loads(body or b"{}"))
+            except (ValueError, TypeError, AttributeError) as e:
+                self.answer(400, json.dumps({"error": str(e)}).encode(),
+                            "application/json")
+                return
+        else:
+            self.answer(405, b"{}", "application/json")
+            return
+        self.answer(200, json.dumps(out).encode(), "application/json")
+
+    def handle_any(self):
+        body, chunked = self.read_body()
+        if urllib.parse.urlsplit(self.path).path.rstrip("/") == "/__fault":
+            self.control(body)
+            return
+        st = self.server.state
+        if st.should_fault():
+            self.answer(503, SLOWDOWN, "application/xml",
+                        [("x-amz-request-id", "FAULTPROXY"),
+                         ("Retry-After", "0")])
+            return
+        conn = http.client.HTTPConnection(self.server.up_host,
+                                          self.server.up_port, timeout=60)
+        try:
+            conn.putrequest(self.command, self.path, skip_host=True,
+                            skip_accept_encoding=True)
+            for k, v in self.headers.items():
+                if k.lower() in HOP or (chunked and
+                                        k.lower() == "content-length"):
+                    continue
+                conn.putheader(k, v)
+            if chunked or (body and "Content-Length" not in self.headers):
+                conn.putheader("Content-Length", str(len(body)))
+            conn.endheaders(body if body else None)
+            r = conn.getresponse()
+            data = r.read()
+            with st.lock:
+                rw = list(st.rewrite)
+            for a, b in rw:
+                data = data.replace(a, b)
+            self.send_response(r.status, r.reason)
+            has_len = False
+            for k, v in r.getheaders():
+                kl = k.lower()
+                if kl in HOP:
+                    continue
+                if kl == "content-length":
+                    if self.command != "HEAD":
+                        continue
+                    has_len = True
+                self.send_header(k, v)
+            if self.command != "HEAD":
+                self.send_header("Content-Length", str(len(data)))
+            elif not has_len:
+                self.send_header("Content-Length", "0")
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+        except (OSError, http.client.HTTPException) as e:
+            self.answer(502, ("upstream: %s" % e).encode(), "text/plain")
+        finally:
+            conn.close()
+
+    do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = do_PATCH = \
+        do_OPTIONS = handle_any
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--upstream", required=True,
+                    help="http://HOST:PORT of the real server")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=0, help="0: any free port")
+    ap.add_argument("--port-file", help="write the bound port here")
+    ap.add_argument("--control-file", help="fault control file (see above)")
+    ap.add_argument("--verbose", action="store_true")
+    a = ap.parse_args()
+    up = urllib.parse.urlsplit(a.upstream)
+    if up.scheme != "http" or not up.hostname:
+        ap.error("--upstream must be http://HOST:PORT")
+    srv = Server((a.host, a.port), Handler)
+    srv.up_host = up.hostname
+    srv.up_port = up.port or 80
+    srv.verbose = a.verbose
+    srv.state = State(a.control_file)
+    port = srv.server_address[1]
+    if a.port_file:
+        tmp = a.port_file + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("%d\n" % port)
+        os.replace(tmp, a.port_file)
+
+    def stop(*_):
+        threading.Thread(target=srv.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    srv.serve_forever()
+    srv.server_close()
+
+
+if __name__ == "__main__":
+    main()
