@@ -217,10 +217,11 @@ int s3_parse_iso8601(const char *s, int64_t *ns)
 		;
 	else
 		return -EINVAL;
-	if (tm.tm_year < 70 || tm.tm_year > 1100)
+	/* ns since 1970 in an int64 end in 2262 */
+	if (tm.tm_year < 70 || tm.tm_year > 360)
 		return -EINVAL;
 	t = timegm(&tm);
-	if (t == (time_t)-1)
+	if (t == (time_t)-1 || t < 0 || t >= INT64_MAX / 1000000000LL - 1)
 		return -EINVAL;
 	*ns = (int64_t)t * 1000000000LL + frac;
 	return 0;

@@ -5,16 +5,28 @@ cd "$(dirname "$0")/.." || exit 1
 FUZZ_TIME=${FUZZ_TIME:-20}
 PKGS="fuse3 libcurl jansson libxml-2.0 yaml-0.1 libcrypto"
 SRCS=$(ls backends/*.c conf/*.c fusefs/*.c | grep -v fusefs/main.c)
-FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FLAGS="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
  -std=gnu11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -DFUSE_USE_VERSION=35
  -DHAVE_S3 -DSTFS_VERSION=\"fuzz\" -I. -Ibackends -Iconf -Ifusefs -Itests"
-mkdir -p build-fuzz
+mkdir -p build-fuzz/obj
+# objects older than the newest header are rebuilt
+touch -r "$(ls -t backends/*.h conf/*.h fusefs/*.h | head -1)" build-fuzz/obj/.headers
+# the library once, instrumented; each target then only links
+objs=""
+for src in $SRCS; do
+	o=build-fuzz/obj/$(echo "$src" | tr / _).o
+	objs="$objs $o"
+	[ "$o" -nt "$src" ] && [ "$o" -nt build-fuzz/obj/.headers ] && continue
+	# shellcheck disable=SC2086
+	clang $FLAGS -fsanitize=fuzzer-no-link $(pkg-config --cflags $PKGS) \
+		-c -o "$o" "$src" 2>>build-fuzz/lib.log || { echo "fuzz: cannot build $src"; tail -5 build-fuzz/lib.log; exit 1; }
+done
 pass=0 fail=0
 for f in "$@"; do
 	name=$(basename "$f" .c)
 	bin=build-fuzz/$name
 	# shellcheck disable=SC2086
-	if ! clang $FLAGS $(pkg-config --cflags $PKGS) -o "$bin" "$f" $SRCS \
+	if ! clang $FLAGS -fsanitize=fuzzer $(pkg-config --cflags $PKGS) -o "$bin" "$f" $objs \
 		$(pkg-config --libs $PKGS) -lpthread 2>build-fuzz/$name.log; then
 		echo "$name: build failed"; tail -5 build-fuzz/$name.log
 		fail=$((fail + 1)); continue
@@ -24,7 +36,8 @@ for f in "$@"; do
 	rm -rf "$work"; mkdir -p "$work"
 	[ -d "$corpus" ] && cp -r "$corpus"/. "$work"/
 	if "$bin" -max_total_time="$FUZZ_TIME" -timeout=10 -rss_limit_mb=2048 \
-		-print_final_stats=0 "$work" >build-fuzz/$name.run 2>&1; then
+		-print_final_stats=0 -artifact_prefix=build-fuzz/$name- "$work" \
+		>build-fuzz/$name.run 2>&1; then
 		echo "$name: ok ($(grep -c . <<<"$(ls "$work")") inputs)"
 		pass=$((pass + 1))
 	else
