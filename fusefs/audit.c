@@ -9,11 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "audit.h"
+#include "fdio.h"
 #include "log.h"
+#include "timefmt.h"
 
 #define LINE_MAX_BYTES ((size_t)256 << 10)
 
@@ -184,33 +185,13 @@ static int put_value(struct buf *b, const char *key, const char *v)
 	return rc;
 }
 
-static void iso_time(int64_t ms, char *out, size_t sz)
-{
-	int64_t s = ms / 1000, frac = ms % 1000;
-	time_t t;
-	struct tm tm;
-
-	if (frac < 0) {
-		frac += 1000;
-		s--;
-	}
-	t = (time_t)s;
-	if (!gmtime_r(&t, &tm)) {
-		snprintf(out, sz, "@%" PRId64, ms);
-		return;
-	}
-	snprintf(out, sz, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		 tm.tm_min, tm.tm_sec, (int)frac);
-}
-
 int audit_format(const struct audit_rec *r, struct buf *out)
 {
 	size_t start = out->len;
 	char when[48], en[32];
 	int rc;
 
-	iso_time(r->time_ms, when, sizeof(when));
+	timefmt_iso_ms(r->time_ms, when, sizeof(when));
 	if (r->err == 0) {
 		snprintf(en, sizeof(en), "0");
 	} else {
@@ -284,22 +265,6 @@ static void ring_add(struct audit *a, const char *text, size_t len)
 	pthread_mutex_unlock(&a->ring_lock);
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static void file_add(struct audit *a, const char *text, size_t len)
 {
 	int rc;
@@ -309,7 +274,7 @@ static void file_add(struct audit *a, const char *text, size_t len)
 		pthread_mutex_unlock(&a->file_lock);
 		return;
 	}
-	rc = write_all(a->fd, text, len);
+	rc = fd_write_all(a->fd, text, len);
 	if (!rc && fdatasync(a->fd) < 0)
 		rc = -errno;
 	if (rc && !a->file_error) {

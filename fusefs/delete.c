@@ -304,7 +304,7 @@ static struct decision *decision_get(struct stfs *fs, const char *id, int *err)
 	d->mono_ms = mono_ms();
 	if (d->engine_err == 0 && d->state != JS_ORPHAN &&
 	    d->state != JS_UNKNOWN && !job_state_is_end(d->state))
-		delete_void_release(fs, id, d->state);
+		delete_void_release(fs, id, d->state, now_ms());
 
 	/* remember it: replace an older entry for the job, carrying its
 	 * session (ghost and removed keys) on while it is recent */
@@ -416,11 +416,16 @@ static bool removed(const struct decision *d, const char *key)
 	return false;
 }
 
-void delete_void_release(struct stfs *fs, const char *id, int state)
+void delete_void_release(struct stfs *fs, const char *id, int state,
+			 int64_t seen_ms)
 {
 	struct caller c = {.uid = 0, .pid = getpid()};
 
 	if (!fs->rel || !release_is_released(fs->rel, id))
+		return;
+	/* only an answer the engine gave after the release voids it: a
+	 * listing fetched before it says nothing about the job since */
+	if (seen_ms <= release_time_ms(fs->rel, id))
 		return;
 	if (release_set(fs->rel, id, false, 0, now_ms()) == 0) {
 		log_info("job %s is %s again: its release is void", id,

@@ -59,8 +59,12 @@ struct catalog *delete_ghost(struct stfs *fs, const char *path,
 /** Whether storage key `key` was deleted in a recent session. */
 bool delete_is_removed(struct stfs *fs, const char *key);
 
-/** Void a release of a job seen in a non-end state again (audited). */
-void delete_void_release(struct stfs *fs, const char *id, int state);
+/**
+ * Void a release of a job seen in a non-end state again (audited), when
+ * the engine's answer (`seen_ms`, epoch ms) is newer than the release.
+ */
+void delete_void_release(struct stfs *fs, const char *id, int state,
+			 int64_t seen_ms);
 
 /** Start the kernel-invalidation worker (needs the struct fuse). */
 void delete_set_fuse(struct stfs *fs, void *fuse);

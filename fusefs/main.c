@@ -7,6 +7,7 @@
  * the mount nothing exits.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,6 +180,12 @@ static void usage(const char *prog)
 	       prog);
 }
 
+/* Interrupts only need to wake a blocked system call (EINTR). */
+static void ignore_signal(int sig)
+{
+	(void)sig;
+}
+
 static int die_conf(const struct conf_err *e, const char *what)
 {
 	if (e->file[0] && e->line)
@@ -296,6 +303,11 @@ int main(int argc, char *argv[])
 		goto out_fs;
 	}
 	http_set_abort_check(fuse_interrupted);
+	/* fs_init turns on libfuse's interrupt handling, which signals a
+	 * worker with SIGUSR1: that must not kill the daemon */
+	if (sigaction(SIGUSR1, &(struct sigaction){.sa_handler = ignore_signal},
+		      NULL))
+		goto out_fs;
 	if (fuse_opt_add_arg(&args,
 			     "-ofsname=stfs,subtype=stfs,max_threads=32"))
 		goto out_fs;

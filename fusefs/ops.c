@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,11 @@ static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	cfg->attr_timeout = ttl;
 	cfg->negative_timeout = ttl;
 	cfg->nullpath_ok = 0;
+	/* Ctrl-C on a long cat/du reaches a hung remote call: the kernel's
+	 * INTERRUPT makes fuse_interrupted() true, which http.c polls (main
+	 * installs the SIGUSR1 handler libfuse would install for "-o intr") */
+	cfg->intr = 1;
+	cfg->intr_signal = SIGUSR1;
 	delete_set_fuse(fs, fuse_get_context()->fuse);
 	return fs;
 }

@@ -4,17 +4,17 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "log.h"
 #include "release.h"
+#include "timefmt.h"
 
 #define ID_SZ	   20
 #define TMP_PREFIX ".tmp."
@@ -239,42 +239,6 @@ size_t release_list(struct release_store *rs, char (*ids)[20], size_t max)
 	return n;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-static void iso_time(int64_t ms, char *out, size_t sz)
-{
-	int64_t s = ms / 1000, frac = ms % 1000;
-	time_t t;
-	struct tm tm;
-
-	if (frac < 0) {
-		frac += 1000;
-		s--;
-	}
-	t = (time_t)s;
-	if (!gmtime_r(&t, &tm)) {
-		snprintf(out, sz, "@%" PRId64, ms);
-		return;
-	}
-	snprintf(out, sz, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		 tm.tm_min, tm.tm_sec, (int)frac);
-}
-
 /*
  * Write releases/<id> atomically.  *renamed tells whether the file is in
  * place (even when the directory fsync then failed).  Lock held.
@@ -287,14 +251,14 @@ static int write_release(struct release_store *rs, const char *id, uid_t uid,
 
 	snprintf(tmp, sizeof(tmp), TMP_PREFIX "%s.%ld.%lu", id, (long)getpid(),
 		 rs->tmp_n++);
-	iso_time(now_ms, when, sizeof(when));
+	timefmt_iso_ms(now_ms, when, sizeof(when));
 	len = snprintf(line, sizeof(line), "released %s uid=%lu\n", when,
 		       (unsigned long)uid);
 	fd = openat(rs->dfd, tmp,
 		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	rc = write_all(fd, line, (size_t)len);
+	rc = fd_write_all(fd, line, (size_t)len);
 	if (!rc && fsync(fd) < 0)
 		rc = -errno;
 	if (close(fd) < 0 && !rc)
@@ -345,4 +309,19 @@ int release_set(struct release_store *rs, const char *job_id, bool released,
 			released ? "cannot write" : "cannot remove", rs->dir,
 			job_id, strerror(-rc));
 	return rc;
+}
+
+int64_t release_time_ms(struct release_store *rs, const char *job_id)
+{
+	struct stat st;
+	int rc;
+
+	if (!rs || !release_id_valid(job_id))
+		return 0;
+	pthread_mutex_lock(&rs->lock);
+	rc = fstatat(rs->dfd, job_id, &st, AT_SYMLINK_NOFOLLOW);
+	pthread_mutex_unlock(&rs->lock);
+	if (rc)
+		return 0;
+	return (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
 }

@@ -60,6 +60,12 @@ bool release_is_released(struct release_store *rs, const char *job_id);
 int release_set(struct release_store *rs, const char *job_id, bool released,
 		uid_t uid, int64_t now_ms);
 
+/**
+ * When `job_id` was released: the release file's mtime, epoch ms; 0 when
+ * it is not released (or the file cannot be read).
+ */
+int64_t release_time_ms(struct release_store *rs, const char *job_id);
+
 /** True when `id` is 1-19 ASCII digits. */
 bool release_id_valid(const char *id);
 

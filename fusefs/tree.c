@@ -67,7 +67,8 @@ static void job_fill(const struct view *v, const char *id,
 		jv->stale = v->snap->err != 0;
 		/* a released job seen running again: the release is void */
 		if (!jv->stale && !job_state_is_end(ej->state))
-			delete_void_release(v->fs, ej->id, ej->state);
+			delete_void_release(v->fs, ej->id, ej->state,
+					    v->snap->data_ms);
 	} else if (v->snap->err != 0 || !cj) {
 		jv->state = JS_UNKNOWN;
 	} else {

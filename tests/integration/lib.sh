@@ -102,7 +102,7 @@ json() { # json FILE PYEXPR  (d = the parsed file)
 
 # ---- helpers for the deletion tests (test_delete.sh, test_perms.sh) ----
 
-# okq/badq: count like ok/bad; okq prints nothing (for large matrices)
+# okq: counts a pass like ok, silently (for large matrices)
 okq() { PASS=$((PASS + 1)); }
 # check_q DESC EXPECTED ACTUAL: check_eq that is silent when it passes
 check_q() {
