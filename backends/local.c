@@ -25,6 +25,7 @@
 
 #include "buf.h"
 #include "log.h"
+#include "relpath.h"
 
 #define LOCAL_MAX_DEPTH 64
 
@@ -69,31 +70,6 @@ static void local_destroy(struct backend *be)
 
 	if (lp)
 		free(lp->root);
-}
-
-/*
- * A path relative to the root: "" or components separated by single '/',
- * none empty, "." or "..".  0 or -EINVAL.
- */
-static int check_path(const char *path)
-{
-	const char *p = path, *e;
-
-	if (!path)
-		return -EINVAL;
-	if (!*path)
-		return 0;
-	for (;;) {
-		e = strchr(p, '/');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-
-		if (n == 0 || (n == 1 && p[0] == '.') ||
-		    (n == 2 && p[0] == '.' && p[1] == '.'))
-			return -EINVAL;
-		if (!e)
-			return 0;
-		p = e + 1;
-	}
 }
 
 static int open_root(struct backend *be)
@@ -156,6 +132,22 @@ static int open_parent(struct backend *be, const char *path, const char **leaf)
 	}
 	*leaf = p;
 	return fd;
+}
+
+/*
+ * Check `path`, refuse the root itself with `root_err`, and open the
+ * directory holding the last component (*leaf), as open_parent().
+ */
+static int open_leaf_dir(struct backend *be, const char *path, int root_err,
+			 const char **leaf)
+{
+	int rc = relpath_check(path);
+
+	if (rc < 0)
+		return rc;
+	if (!*path)
+		return root_err;
+	return open_parent(be, path, leaf);
 }
 
 /* open directory `dir` ("" = root), never following a symlink */
@@ -343,7 +335,7 @@ static int local_list_page(struct backend *be, const char *dir, unsigned flags,
 	/* one page holds the whole listing: we never hand out a cursor */
 	if (cursor)
 		return -EINVAL;
-	rc = check_path(dir);
+	rc = relpath_check(dir);
 	if (rc < 0)
 		return rc;
 	fd = open_dir(be, dir);
@@ -365,7 +357,7 @@ static int local_stat(struct backend *be, const char *path, struct be_attr *out)
 	struct stat st;
 	int fd, rc = 0;
 
-	rc = check_path(path);
+	rc = relpath_check(path);
 	if (rc < 0)
 		return rc;
 	if (!*path) {
@@ -398,12 +390,7 @@ static ssize_t local_read(struct backend *be, const char *path, void *buf,
 	ssize_t n;
 	int pfd, fd, rc;
 
-	rc = check_path(path);
-	if (rc < 0)
-		return rc;
-	if (!*path)
-		return -EISDIR;
-	pfd = open_parent(be, path, &leaf);
+	pfd = open_leaf_dir(be, path, -EISDIR, &leaf);
 	if (pfd < 0)
 		return pfd;
 	/* O_NONBLOCK: opening a FIFO must not hang a FUSE worker */
@@ -450,12 +437,7 @@ static int local_remove(struct backend *be, const char *path)
 	struct stat st;
 	int fd, rc = 0;
 
-	rc = check_path(path);
-	if (rc < 0)
-		return rc;
-	if (!*path)
-		return -EISDIR;
-	fd = open_parent(be, path, &leaf);
+	fd = open_leaf_dir(be, path, -EISDIR, &leaf);
 	if (fd < 0)
 		return fd;
 	if (fstatat(fd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -477,12 +459,8 @@ static int local_rmdir(struct backend *be, const char *path)
 	struct stat st;
 	int fd, rc = 0;
 
-	rc = check_path(path);
-	if (rc < 0)
-		return rc;
-	if (!*path)
-		return -EINVAL; /* never the namespace itself */
-	fd = open_parent(be, path, &leaf);
+	/* never the namespace itself */
+	fd = open_leaf_dir(be, path, -EINVAL, &leaf);
 	if (fd < 0)
 		return fd;
 	if (fstatat(fd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0)

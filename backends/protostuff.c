@@ -636,6 +636,23 @@ static int set_default(json_t *o, const char *k, json_t *v)
 }
 
 /*
+ * End a message decoder: on success, give each Java int/long field named in
+ * `zeros` (NULL-ended; NULL for none) that was absent on the wire its
+ * default 0 (see set_default), then hand `o` to *out; on any error, drop o.
+ */
+static int msg_end(json_t *o, int rc, const char *const *zeros, json_t **out)
+{
+	for (; !rc && zeros && *zeros; zeros++)
+		rc = set_default(o, *zeros, json_integer(0));
+	if (rc) {
+		json_decref(o);
+		return rc;
+	}
+	*out = o;
+	return 0;
+}
+
+/*
  * One message-typed field `f` holding a single nested POJO (a group).
  */
 static int field_msg(struct jctx *c, struct rd *r, json_t *o, const char *k,
@@ -653,66 +670,18 @@ static int field_msg(struct jctx *c, struct rd *r, json_t *o, const char *k,
 }
 
 /*
- * A List<POJO> field `f`: a wrapping group (elements at 1, null runs at 2)
- * in preserve mode, one group per element otherwise.
+ * One list element at field `ef` with wire type `wt` into arr: a POJO group
+ * read by `fn`, or with fn NULL a byte[] (as hex).
  */
-static int field_msg_list(struct jctx *c, struct rd *r, json_t *o,
-			  const char *k, uint32_t f, int wt, int depth,
-			  msg_fn fn)
+static int list_elem(struct jctx *c, struct rd *r, json_t *arr, uint32_t ef,
+		     int wt, int depth, msg_fn fn)
 {
-	json_t *arr = jarray_at(o, k), *v;
-	uint32_t ef;
-	uint64_t nulls;
-	int ewt, rc;
-
-	if (!arr)
-		return -ENOMEM;
-	if (wt != WT_SGROUP)
-		return -EPROTO;
-	if (depth >= PSTUFF_MAX_DEPTH)
-		return -EOVERFLOW;
-	if (c->mode == MODE_NOPRESERVE) {
-		v = NULL;
-		rc = fn(c, r, f, depth + 1, &v);
-		if (rc)
-			return rc;
-		return jpush(c, arr, v);
-	}
-	while ((rc = rd_next(r, f, &ef, &ewt)) == 1) {
-		if (ef == 1) {
-			if (ewt != WT_SGROUP)
-				return -EPROTO;
-			v = NULL;
-			rc = fn(c, r, 1, depth + 2, &v);
-			if (!rc)
-				rc = jpush(c, arr, v);
-		} else if (ef == 2) {
-			rc = get_varint(r, ewt, &nulls);
-			if (!rc)
-				rc = jnulls(c, arr, nulls);
-		} else {
-			rc = rd_skip(r, ef, ewt, depth + 1);
-		}
-		if (rc)
-			return rc;
-	}
-	return rc;
-}
-
-/* A List<byte[]> field `f`. */
-static int field_bytes_list(struct jctx *c, struct rd *r, json_t *o,
-			    const char *k, uint32_t f, int wt, int depth)
-{
-	json_t *arr = jarray_at(o, k);
+	json_t *v = NULL;
 	const uint8_t *b;
-	uint32_t ef;
-	uint64_t nulls;
 	size_t l;
-	int ewt, rc;
+	int rc;
 
-	if (!arr)
-		return -ENOMEM;
-	if (c->mode == MODE_NOPRESERVE) {
+	if (!fn) {
 		if (wt != WT_LEN)
 			return -EPROTO;
 		rc = rd_bytes(r, &b, &l);
@@ -722,13 +691,41 @@ static int field_bytes_list(struct jctx *c, struct rd *r, json_t *o,
 	}
 	if (wt != WT_SGROUP)
 		return -EPROTO;
+	rc = fn(c, r, ef, depth, &v);
+	if (rc)
+		return rc;
+	return jpush(c, arr, v);
+}
+
+/*
+ * A List field `f` of POJOs read by `fn`, or with fn NULL a List<byte[]>: a
+ * wrapping group (elements at 1, null runs at 2) in preserve mode, one
+ * element per field `f` otherwise.
+ */
+static int field_list(struct jctx *c, struct rd *r, json_t *o, const char *k,
+		      uint32_t f, int wt, int depth, msg_fn fn)
+{
+	json_t *arr = jarray_at(o, k);
+	uint32_t ef;
+	uint64_t nulls;
+	int ewt, rc;
+
+	if (!arr)
+		return -ENOMEM;
+	if (fn) {
+		/* a POJO list is a group in both modes */
+		if (wt != WT_SGROUP)
+			return -EPROTO;
+		if (depth >= PSTUFF_MAX_DEPTH)
+			return -EOVERFLOW;
+	}
+	if (c->mode == MODE_NOPRESERVE)
+		return list_elem(c, r, arr, f, wt, depth + 1, fn);
+	if (wt != WT_SGROUP)
+		return -EPROTO;
 	while ((rc = rd_next(r, f, &ef, &ewt)) == 1) {
 		if (ef == 1) {
-			if (ewt != WT_LEN)
-				return -EPROTO;
-			rc = rd_bytes(r, &b, &l);
-			if (!rc)
-				rc = jpush(c, arr, json_hex(b, l));
+			rc = list_elem(c, r, arr, 1, ewt, depth + 2, fn);
 		} else if (ef == 2) {
 			rc = get_varint(r, ewt, &nulls);
 			if (!rc)
@@ -824,12 +821,7 @@ static int msg_action_key(struct jctx *c, struct rd *r, uint32_t endf,
 		if (rc)
 			break;
 	}
-	if (rc) {
-		json_decref(o);
-		return rc;
-	}
-	*out = o;
-	return 0;
+	return msg_end(o, rc, NULL, out);
 }
 
 /* ActionSubtaskState {1 ActionStateKey, 2 int index, 3 List<byte[]> state} */
@@ -855,8 +847,8 @@ static int msg_subtask_state(struct jctx *c, struct rd *r, uint32_t endf,
 				rc = set_int32(o, "index", r, wt);
 				break;
 			case 3:
-				rc = field_bytes_list(c, r, o, "state", f, wt,
-						      depth);
+				rc = field_list(c, r, o, "state", f, wt, depth,
+						NULL);
 				break;
 			default:
 				rc = rd_skip(r, f, wt, depth);
@@ -864,14 +856,7 @@ static int msg_subtask_state(struct jctx *c, struct rd *r, uint32_t endf,
 			if (rc)
 				break;
 		}
-	if (!rc)
-		rc = set_default(o, "index", json_integer(0));
-	if (rc) {
-		json_decref(o);
-		return rc;
-	}
-	*out = o;
-	return 0;
+	return msg_end(o, rc, (const char *const[]){"index", NULL}, out);
 }
 
 /* ActionState {1 stateKey, 2 List subtaskStates, 3 coordinatorState, 4 int} */
@@ -891,8 +876,8 @@ static int msg_action_state(struct jctx *c, struct rd *r, uint32_t endf,
 				       msg_action_key);
 			break;
 		case 2:
-			rc = field_msg_list(c, r, o, "subtaskStates", f, wt,
-					    depth, msg_subtask_state);
+			rc = field_list(c, r, o, "subtaskStates", f, wt, depth,
+					msg_subtask_state);
 			break;
 		case 3:
 			rc = field_msg(c, r, o, "coordinatorState", f, wt,
@@ -907,14 +892,7 @@ static int msg_action_state(struct jctx *c, struct rd *r, uint32_t endf,
 		if (rc)
 			break;
 	}
-	if (!rc)
-		rc = set_default(o, "parallelism", json_integer(0));
-	if (rc) {
-		json_decref(o);
-		return rc;
-	}
-	*out = o;
-	return 0;
+	return msg_end(o, rc, (const char *const[]){"parallelism", NULL}, out);
 }
 
 /* SubtaskStatistics {1 int, 2 long, 3 long, 4 SubtaskStatus} */
@@ -958,18 +936,10 @@ static int msg_subtask_stats(struct jctx *c, struct rd *r, uint32_t endf,
 		if (rc)
 			break;
 	}
-	if (!rc)
-		rc = set_default(o, "subtaskIndex", json_integer(0));
-	if (!rc)
-		rc = set_default(o, "ackTimestamp", json_integer(0));
-	if (!rc)
-		rc = set_default(o, "stateSize", json_integer(0));
-	if (rc) {
-		json_decref(o);
-		return rc;
-	}
-	*out = o;
-	return 0;
+	return msg_end(o, rc,
+		       (const char *const[]){"subtaskIndex", "ackTimestamp",
+					     "stateSize", NULL},
+		       out);
 }
 
 /* TaskStatistics {1 Long, 2 List, 3 boolean[], 4 int, 5 SubtaskStatistics} */
@@ -988,8 +958,8 @@ static int msg_task_stats(struct jctx *c, struct rd *r, uint32_t endf,
 			rc = set_int64(o, "jobVertexId", r, wt);
 			break;
 		case 2:
-			rc = field_msg_list(c, r, o, "subtaskStats", f, wt,
-					    depth, msg_subtask_stats);
+			rc = field_list(c, r, o, "subtaskStats", f, wt, depth,
+					msg_subtask_stats);
 			break;
 		case 3:
 			rc = field_bool_array(c, r, o, "subtaskCompleted", f,
@@ -1008,14 +978,9 @@ static int msg_task_stats(struct jctx *c, struct rd *r, uint32_t endf,
 		if (rc)
 			break;
 	}
-	if (!rc)
-		rc = set_default(o, "numAcknowledgedSubtasks", json_integer(0));
-	if (rc) {
-		json_decref(o);
-		return rc;
-	}
-	*out = o;
-	return 0;
+	return msg_end(o, rc,
+		       (const char *const[]){"numAcknowledgedSubtasks", NULL},
+		       out);
 }
 
 /*
@@ -1141,22 +1106,11 @@ static int cc_to_json(struct jctx *c, struct rd *r, json_t **out)
 	if (!rc && json_object_get(o, "checkpointType"))
 		rc = jset(o, "checkpointType",
 			  json_enum(ordinal, ckpt_java_name(ordinal, table)));
-	if (!rc)
-		rc = set_default(o, "jobId", json_integer(0));
-	if (!rc)
-		rc = set_default(o, "pipelineId", json_integer(0));
-	if (!rc)
-		rc = set_default(o, "checkpointId", json_integer(0));
-	if (!rc)
-		rc = set_default(o, "triggerTimestamp", json_integer(0));
-	if (!rc)
-		rc = set_default(o, "completedTimestamp", json_integer(0));
-	if (rc) {
-		json_decref(o);
-		return rc;
-	}
-	*out = o;
-	return 0;
+	return msg_end(o, rc,
+		       (const char *const[]){"jobId", "pipelineId",
+					     "checkpointId", "triggerTimestamp",
+					     "completedTimestamp", NULL},
+		       out);
 }
 
 static int ps_to_json(struct jctx *c, const uint8_t *p, size_t n, json_t **out)
@@ -1201,16 +1155,9 @@ static int ps_to_json(struct jctx *c, const uint8_t *p, size_t n, json_t **out)
 	}
 	if (!rc && !json_object_size(o) && !r.pos)
 		rc = -EPROTO;
-	if (!rc)
-		rc = set_default(o, "pipelineId", json_integer(0));
-	if (!rc)
-		rc = set_default(o, "checkpointId", json_integer(0));
-	if (rc) {
-		json_decref(o);
-		return rc;
-	}
-	*out = o;
-	return 0;
+	return msg_end(
+		o, rc,
+		(const char *const[]){"pipelineId", "checkpointId", NULL}, out);
 }
 
 int pstuff_ckpt_to_json(const uint8_t *p, size_t n, struct buf *out)

@@ -51,6 +51,7 @@
 #include "buf.h"
 #include "http.h"
 #include "log.h"
+#include "relpath.h"
 #include "s3_url.h"
 #include "s3_xml.h"
 
@@ -587,29 +588,6 @@ static int s3_result(struct backend *be, const char *op, const char *key,
 
 /* ---- paths -------------------------------------------------------------- */
 
-/* "" or '/'-separated components, none empty, "." or ".." */
-static int check_path(const char *path)
-{
-	const char *p = path, *e;
-
-	if (!path)
-		return -EINVAL;
-	if (!*path)
-		return 0;
-	for (;;) {
-		size_t n;
-
-		e = strchr(p, '/');
-		n = e ? (size_t)(e - p) : strlen(p);
-		if (n == 0 || (n == 1 && p[0] == '.') ||
-		    (n == 2 && p[0] == '.' && p[1] == '.'))
-			return -EINVAL;
-		if (!e)
-			return 0;
-		p = e + 1;
-	}
-}
-
 /* the full key of `path` (+ `suffix`) into out[S3_KEY_MAX + 1] */
 static int make_key(const struct s3_priv *sp, const char *path,
 		    const char *suffix, char *out)
@@ -618,6 +596,33 @@ static int make_key(const struct s3_priv *sp, const char *path,
 			 suffix);
 
 	return n < 0 || n > S3_KEY_MAX ? -ENAMETOOLONG : 0;
+}
+
+/* the full key of the file `path` (not the root) into out[S3_KEY_MAX + 1] */
+static int file_key(const struct s3_priv *sp, const char *path, char *out)
+{
+	int rc = relpath_check(path);
+
+	if (rc < 0)
+		return rc;
+	if (!*path)
+		return -EISDIR;
+	return make_key(sp, path, "", out);
+}
+
+/*
+ * the URL of the object `key` into a fresh *url: 0 (release it when done),
+ * or -ENAMETOOLONG with nothing to release
+ */
+static int object_url(const struct s3_priv *sp, const char *key,
+		      struct buf *url)
+{
+	buf_init(url, 16384);
+	if (s3_url_object(url, &sp->addr, key, NULL, 0) < 0) {
+		buf_release(url);
+		return -ENAMETOOLONG;
+	}
+	return 0;
 }
 
 /*
@@ -635,7 +640,7 @@ static bool rel_name_ok(const char *rel, bool recursive)
 			return false;
 	if (!recursive && strchr(rel, '/'))
 		return false;
-	return check_path(rel) == 0;
+	return relpath_check(rel) == 0;
 }
 
 /*
@@ -730,7 +735,7 @@ static int s3_list_page(struct backend *be, const char *dir, unsigned flags,
 	int rc;
 
 	*next = NULL;
-	rc = check_path(dir);
+	rc = relpath_check(dir);
 	if (rc < 0)
 		return rc;
 	rc = make_key(sp, dir, *dir ? "/" : "", prefix);
@@ -801,7 +806,7 @@ static int s3_stat(struct backend *be, const char *path, struct be_attr *out)
 	struct buf url;
 	int rc;
 
-	rc = check_path(path);
+	rc = relpath_check(path);
 	if (rc < 0)
 		return rc;
 	if (!*path) {
@@ -811,12 +816,9 @@ static int s3_stat(struct backend *be, const char *path, struct be_attr *out)
 	rc = make_key(sp, path, "", key);
 	if (rc < 0)
 		return rc;
-	buf_init(&url, 16384);
-	rc = s3_url_object(&url, &sp->addr, key, NULL, 0);
-	if (rc < 0) {
-		buf_release(&url);
-		return -ENAMETOOLONG;
-	}
+	rc = object_url(sp, key, &url);
+	if (rc < 0)
+		return rc;
 	http_resp_init(&resp);
 	rc = s3_do(sp, "HEAD", url.data, NULL, NULL, 0, 0, &resp);
 	rc = s3_result(be, "stat", key, rc, &resp);
@@ -984,12 +986,9 @@ static int s3_get_range(struct backend *be, const char *key, off_t off,
 	*eof = false;
 	snprintf(range, sizeof(range), "Range: bytes=%lld-%lld", (long long)off,
 		 (long long)off + (long long)want - 1);
-	buf_init(&url, 16384);
-	rc = s3_url_object(&url, &sp->addr, key, NULL, 0);
-	if (rc < 0) {
-		buf_release(&url);
-		return -ENAMETOOLONG;
-	}
+	rc = object_url(sp, key, &url);
+	if (rc < 0)
+		return rc;
 	http_resp_init(&resp);
 	rc = s3_do(sp, "GET", url.data, extra, NULL, 0,
 		   want > RA_MAX ? want : RA_MAX, &resp);
@@ -1031,12 +1030,7 @@ static ssize_t s3_read(struct backend *be, const char *path, void *buf,
 	off_t cur = off;
 	int rc;
 
-	rc = check_path(path);
-	if (rc < 0)
-		return rc;
-	if (!*path)
-		return -EISDIR;
-	rc = make_key(sp, path, "", key);
+	rc = file_key(sp, path, key);
 	if (rc < 0)
 		return rc;
 	if (size > SSIZE_MAX)
@@ -1101,21 +1095,13 @@ static int s3_remove(struct backend *be, const char *path)
 	struct buf url;
 	int rc;
 
-	rc = check_path(path);
-	if (rc < 0)
-		return rc;
-	if (!*path)
-		return -EISDIR;
-	rc = make_key(sp, path, "", key);
+	rc = file_key(sp, path, key);
 	if (rc < 0)
 		return rc;
 	ra_forget(sp, key);
-	buf_init(&url, 16384);
-	rc = s3_url_object(&url, &sp->addr, key, NULL, 0);
-	if (rc < 0) {
-		buf_release(&url);
-		return -ENAMETOOLONG;
-	}
+	rc = object_url(sp, key, &url);
+	if (rc < 0)
+		return rc;
 	http_resp_init(&resp);
 	rc = s3_do(sp, "DELETE", url.data, NULL, NULL, 0, 0, &resp);
 	rc = s3_result(be, "remove", key, rc, &resp);
@@ -1186,11 +1172,7 @@ static int s3_remove_batch(struct backend *be, const char *const *paths,
 		char key[S3_KEY_MAX + 1];
 		size_t mark = body.len;
 
-		results[i] = check_path(paths[i]);
-		if (results[i] == 0 && !*paths[i])
-			results[i] = -EISDIR;
-		if (results[i] == 0)
-			results[i] = make_key(sp, paths[i], "", key);
+		results[i] = file_key(sp, paths[i], key);
 		if (results[i] < 0)
 			continue;
 		rc = buf_puts(&body, "<Object><Key>");

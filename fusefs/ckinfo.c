@@ -124,3 +124,58 @@ int ckinfo_type(struct stfs *fs, const struct cat_obj *o)
 	pthread_mutex_unlock(&t->lock);
 	return type;
 }
+
+#define CK_THREADS 8
+
+struct prefetch {
+	struct stfs *fs;
+	const struct cat_obj **objs;
+	size_t n;
+	size_t next; /* atomic */
+};
+
+static void *prefetch_worker(void *arg)
+{
+	struct prefetch *p = arg;
+	size_t i;
+
+	while ((i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED)) < p->n)
+		ckinfo_type(p->fs, p->objs[i]);
+	return NULL;
+}
+
+void ckinfo_prefetch_job(struct stfs *fs, const struct cat_job *cj)
+{
+	struct prefetch p = {.fs = fs};
+	pthread_t t[CK_THREADS];
+	size_t cap = 0, nt = 0;
+
+	for (size_t i = 0; i < cj->n_pipes; i++)
+		for (size_t j = 0; j < cj->pipes[i].n_ckpts; j++)
+			cap += cj->pipes[i].ckpts[j].n_objs;
+	p.objs = calloc(cap + 1, sizeof(*p.objs));
+	if (!p.objs)
+		return;
+	for (size_t i = 0; i < cj->n_pipes; i++)
+		for (size_t j = 0; j < cj->pipes[i].n_ckpts; j++) {
+			const struct cat_ckpt *c = &cj->pipes[i].ckpts[j];
+
+			for (size_t k = 0; k < c->n_objs; k++) {
+				const struct cat_obj *o = c->objs[k];
+				size_t b = pcache_hash(o->key) % CK_BUCKETS;
+
+				if (o->kind == CAT_REAL && !o->rn.tmp &&
+				    !o->restore_point &&
+				    ck_lookup(fs->ck, o, b) < 0)
+					p.objs[p.n++] = o;
+			}
+		}
+	if (p.n > 1)
+		for (; nt < CK_THREADS && nt < p.n; nt++)
+			if (pthread_create(&t[nt], NULL, prefetch_worker, &p))
+				break;
+	prefetch_worker(&p); /* this thread helps, and finishes the rest */
+	for (size_t i = 0; i < nt; i++)
+		pthread_join(t[i], NULL);
+	free(p.objs);
+}

@@ -20,4 +20,11 @@ void ckinfo_free(struct ckinfo_table *t);
  */
 int ckinfo_type(struct stfs *fs, const struct cat_obj *o);
 
+/**
+ * Decode, in parallel (a few threads), the types of every real-layout
+ * object of job `cj` not yet known, so that the ckinfo_type() calls that
+ * follow are cache hits.  Best effort; blocks until done.
+ */
+void ckinfo_prefetch_job(struct stfs *fs, const struct cat_job *cj);
+
 #endif

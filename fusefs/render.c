@@ -47,12 +47,38 @@ bool render_job_released(struct stfs *fs, const char *id)
 }
 
 /* Count the job's objects per class, as delete.c would classify them. */
-static void count_classes(struct view *v, const struct cat_job *cj,
-			  size_t cnt[OC_COUNT])
+/*
+ * Whether telling real-layout savepoints from superseded checkpoints can
+ * change a verdict: only R2 separates them, and R2 binds only a dead job
+ * (end state or orphan) that is not FINISHED/CANCELED and not released,
+ * with the engine answering.  Elsewhere both classes get the same verdict
+ * and stfs does not read the objects' headers (one GET each on S3).
+ */
+static bool types_matter(struct view *v, const struct job_view *jv)
+{
+	int s = jv->state;
+
+	if (v->fs->conf.ro || v->snap->err || jv->stale || s == JS_UNKNOWN)
+		return false;
+	if (s != JS_ORPHAN && !job_state_is_end(s))
+		return false;
+	if (s == JS_FINISHED || s == JS_CANCELED)
+		return false;
+	return !render_job_released(v->fs, jv->id);
+}
+
+/* Count the job's objects per class, as delete.c would classify them.
+ * With !decode, real-layout objects that are neither restore points nor
+ * in flight count as superseded and *merged is set when there were any. */
+static void count_classes(struct view *v, const struct cat_job *cj, bool decode,
+			  size_t cnt[OC_COUNT], bool *merged)
 {
 	memset(cnt, 0, sizeof(size_t) * OC_COUNT);
+	*merged = false;
 	if (!cj)
 		return;
+	if (decode)
+		ckinfo_prefetch_job(v->fs, cj);
 	for (size_t i = 0; i < cj->n_pipes; i++)
 		for (size_t j = 0; j < cj->pipes[i].n_ckpts; j++) {
 			const struct cat_ckpt *c = &cj->pipes[i].ckpts[j];
@@ -64,6 +90,8 @@ static void count_classes(struct view *v, const struct cat_job *cj,
 					cnt[OC_INFLIGHT]++;
 				else if (o->restore_point)
 					cnt[OC_RESTORE_POINT]++;
+				else if (o->kind == CAT_REAL && !decode)
+					*merged = true, cnt[OC_SUPERSEDED]++;
 				else if (o->kind == CAT_REAL &&
 					 ckinfo_type(v->fs, o) ==
 						 CKPT_SAVEPOINT)
@@ -141,8 +169,9 @@ void render_verdict(struct view *v, const struct job_view *jv,
 {
 	size_t cnt[OC_COUNT];
 	struct rule_result res[OC_COUNT];
+	bool merged;
 
-	count_classes(v, jv->cj, cnt);
+	count_classes(v, jv->cj, types_matter(v, jv), cnt, &merged);
 	verdict_classes(v, jv, true, cnt, res, out);
 }
 
@@ -337,8 +366,9 @@ int render_deletable(struct view *v, const struct job_view *jv,
 	struct rule_result res[OC_COUNT];
 	struct verdict vd;
 	char line[256];
+	bool merged;
 
-	count_classes(v, jv->cj, cnt);
+	count_classes(v, jv->cj, types_matter(v, jv), cnt, &merged);
 	verdict_classes(v, jv, caller_allowed, cnt, res, &vd);
 	verdict_line(&vd, line, sizeof(line));
 	buf_printf(out, "%s\n", line);
@@ -350,8 +380,13 @@ int render_deletable(struct view *v, const struct job_view *jv,
 				   cnt[lines[i].cls], strerrorname_np(r->err),
 				   r->rule);
 		else
-			buf_printf(out, "%-15s %4zu yes\n", lines[i].name,
-				   cnt[lines[i].cls]);
+			buf_printf(out, "%-15s %4zu yes%s\n", lines[i].name,
+				   cnt[lines[i].cls],
+				   merged && lines[i].cls == OC_SAVEPOINT
+					   ? " (real-layout savepoints are "
+					     "counted as superseded: same "
+					     "verdict)"
+					   : "");
 	}
 	return 0;
 }

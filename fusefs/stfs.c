@@ -76,11 +76,14 @@ static void rebuild(struct stfs *fs)
 	pthread_mutex_lock(&fs->cat_lock);
 	gen = fs->cat_gen;
 	pthread_mutex_unlock(&fs->cat_lock);
+	int64_t t0 = mono_ms();
+
 	STFS_INC(fs, catalog_builds);
 	rc = catalog_build(fs->ckpt, &fresh);
 
 	pthread_mutex_lock(&fs->cat_lock);
 	fs->cat_building = false;
+	fs->cat_build_ms = mono_ms() - t0;
 	if (rc == 0 && gen != fs->cat_gen) {
 		/* something was deleted meanwhile: this listing may predate
 		 * it; the next caller lists again */
@@ -110,11 +113,15 @@ static void *rebuild_thread(void *arg)
 
 struct catalog *stfs_catalog(struct stfs *fs, unsigned max_age_ms)
 {
-	unsigned ttl = max_age_ms ? max_age_ms : fs->conf.storage_ttl_ms;
+	int64_t ttl = max_age_ms ? max_age_ms : fs->conf.storage_ttl_ms;
 	struct catalog *c = NULL;
 	pthread_t t;
 
 	pthread_mutex_lock(&fs->cat_lock);
+	/* a listing that takes long is not redone more than a tenth of the
+	 * time: 20,000 objects on an object store take seconds to list */
+	if (!max_age_ms && ttl < 10 * fs->cat_build_ms)
+		ttl = 10 * fs->cat_build_ms;
 	for (;;) {
 		if (fs->cat && mono_ms() - fs->cat->built_mono_ms < ttl) {
 			c = catalog_get(fs->cat);

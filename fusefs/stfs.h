@@ -54,9 +54,11 @@ struct stfs {
 
 	pthread_mutex_t cat_lock;
 	pthread_cond_t cat_cond;
-	struct catalog *cat; /* protected by cat_lock; may be NULL */
-	bool cat_building;   /* protected by cat_lock */
-	uint64_t cat_gen;    /* protected by cat_lock; bumped by invalidate */
+	struct catalog *cat;  /* protected by cat_lock; may be NULL */
+	bool cat_building;    /* protected by cat_lock */
+	uint64_t cat_gen;     /* protected by cat_lock; bumped by invalidate */
+	int64_t cat_build_ms; /* protected by cat_lock; last listing's duration
+			       */
 
 	struct pcache *pc;
 	struct ckinfo_table *ck;

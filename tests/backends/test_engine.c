@@ -1,15 +1,11 @@
 /*
  * Tests for backends/engine.c: the REST v2 client against loopback
- * servers run by this file (threads with listening sockets on
+ * servers (tests/fakes/loopsrv: threads with listening sockets on
  * 127.0.0.1:0) answering the SEATUNNEL.md §4.5 fixtures: failover, cache
  * reuse, single flight, the paged form, garbage and dead servers (last
  * known jobs kept), job-info, raw documents, basic auth.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -18,56 +14,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "engine.h"
+#include "fakes/loopsrv.h"
+#include "fakes/testutil.h"
 #include "http.h"
 
 #define FIX "tests/fixtures/engine/"
 
-static int64_t t_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void t_sleep_ms(int ms)
-{
-	struct timespec ts = {.tv_sec = ms / 1000,
-			      .tv_nsec = (long)(ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
 static char *load_fixture(const char *name)
 {
-	char path[256];
-	FILE *f;
-	char *data;
-	long n;
+	char *data = NULL;
 
-	snprintf(path, sizeof(path), FIX "%s", name);
-	f = fopen(path, "rb");
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n >= 0);
-	rewind(f);
-	data = malloc((size_t)n + 1);
-	assert_non_null(data);
-	assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
-	data[n] = '\0';
-	fclose(f);
+	assert_int_equal(tu_load(FIX, name, &data, NULL), 0);
 	return data;
 }
 
-/* ---- a tiny loopback REST server (HTTP/1.1, Connection: close) */
+/* ---- a tiny loopback REST server (tests/fakes/loopsrv) with routes */
 
 enum srv_mode {
 	SRV_ROUTES,  /* answer from the route table, 404 otherwise */
@@ -85,86 +50,31 @@ struct route {
 };
 
 struct srv {
-	int lfd;
-	int port;
-	pthread_t th;
-	atomic_int stop;
-	atomic_int nreq;
+	struct loopsrv ls;
 	atomic_int mode;
 	atomic_int delay_ms;
 	struct route routes[SRV_ROUTES_MAX];
 	size_t n_routes;
-	char last_req[2048];
 };
-
-static void send_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-
-	while (n > 0) {
-		ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
-
-		if (w <= 0)
-			return;
-		c += w;
-		n -= (size_t)w;
-	}
-}
 
 static void reply(int fd, int status, const char *body)
 {
-	char h[256];
-	size_t len = strlen(body);
-	int n = snprintf(h, sizeof(h),
-			 "HTTP/1.1 %d X\r\nContent-Type: application/json\r\n"
-			 "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-			 status, len);
-
-	send_all(fd, h, (size_t)n);
-	send_all(fd, body, len);
+	loopsrv_reply(fd, status, "Content-Type: application/json\r\n", body,
+		      strlen(body));
 }
 
-static int read_request(struct srv *s, int cfd, char *req, size_t reqsz)
+static void serve(struct loopsrv *ls, int cfd, const char *req)
 {
-	size_t got = 0;
-
-	while (got < reqsz - 1) {
-		struct pollfd p = {.fd = cfd, .events = POLLIN};
-		ssize_t r;
-
-		if (atomic_load(&s->stop))
-			return -1;
-		if (poll(&p, 1, 50) <= 0)
-			continue;
-		r = recv(cfd, req + got, reqsz - 1 - got, 0);
-		if (r <= 0)
-			return -1;
-		got += (size_t)r;
-		req[got] = '\0';
-		if (strstr(req, "\r\n\r\n"))
-			return 0;
-	}
-	return 0;
-}
-
-static void serve(struct srv *s, int cfd, const char *req)
-{
+	struct srv *s = ls->arg;
 	char target[512];
 	const char *sp = strchr(req, ' '), *sp2;
 	int mode = atomic_load(&s->mode);
 	int delay = atomic_load(&s->delay_ms);
 
 	if (delay > 0)
-		t_sleep_ms(delay);
+		tu_sleep_ms(delay);
 	if (mode == SRV_HANG) {
-		while (!atomic_load(&s->stop)) {
-			struct pollfd p = {.fd = cfd, .events = POLLIN};
-			char b[64];
-
-			if (poll(&p, 1, 50) > 0 &&
-			    recv(cfd, b, sizeof(b), 0) <= 0)
-				return;
-		}
+		loopsrv_hang(ls, cfd);
 		return;
 	}
 	if (mode == SRV_GARBAGE) {
@@ -189,30 +99,6 @@ static void serve(struct srv *s, int cfd, const char *req)
 		}
 	}
 	reply(cfd, 404, "{\"status\":\"fail\",\"message\":\"no route\"}");
-}
-
-static void *srv_main(void *arg)
-{
-	struct srv *s = arg;
-
-	while (!atomic_load(&s->stop)) {
-		struct pollfd p = {.fd = s->lfd, .events = POLLIN};
-		char req[2048];
-		int cfd;
-
-		if (poll(&p, 1, 50) <= 0)
-			continue;
-		cfd = accept(s->lfd, NULL, NULL);
-		if (cfd < 0)
-			continue;
-		if (read_request(s, cfd, req, sizeof(req)) == 0) {
-			snprintf(s->last_req, sizeof(s->last_req), "%s", req);
-			atomic_fetch_add(&s->nreq, 1);
-			serve(s, cfd, req);
-		}
-		close(cfd);
-	}
-	return NULL;
 }
 
 static void srv_route(struct srv *s, const char *target, char *body)
@@ -245,28 +131,19 @@ static int route_hits(struct srv *s, const char *target)
 	return -1;
 }
 
+/* Listening, not serving yet: add the routes, then srv_run(). */
 static struct srv *srv_new(void)
 {
 	struct srv *s = calloc(1, sizeof(*s));
-	struct sockaddr_in a = {.sin_family = AF_INET};
-	socklen_t al = sizeof(a);
-	int one = 1;
 
 	assert_non_null(s);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	s->lfd = socket(AF_INET, SOCK_STREAM, 0);
-	assert_true(s->lfd >= 0);
-	setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	assert_int_equal(bind(s->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(s->lfd, 64), 0);
-	assert_int_equal(getsockname(s->lfd, (struct sockaddr *)&a, &al), 0);
-	s->port = ntohs(a.sin_port);
+	assert_int_equal(loopsrv_open(&s->ls, serve, s), 0);
 	return s;
 }
 
 static void srv_run(struct srv *s)
 {
-	assert_int_equal(pthread_create(&s->th, NULL, srv_main, s), 0);
+	assert_int_equal(loopsrv_run(&s->ls), 0);
 }
 
 /* The standard engine: §4.5 running and finished lists, job-info. */
@@ -287,11 +164,7 @@ static struct srv *srv_standard(void)
 
 static void srv_stop(struct srv *s)
 {
-	if (!atomic_load(&s->stop)) {
-		atomic_store(&s->stop, 1);
-		pthread_join(s->th, NULL);
-		close(s->lfd);
-	}
+	loopsrv_stop(&s->ls);
 }
 
 static void srv_free(struct srv *s)
@@ -304,16 +177,9 @@ static void srv_free(struct srv *s)
 
 static int closed_port(void)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET};
-	socklen_t al = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	int port;
+	int port = loopsrv_closed_port();
 
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
-	port = ntohs(a.sin_port);
-	close(fd);
+	assert_true(port > 0);
 	return port;
 }
 
@@ -375,7 +241,7 @@ static void test_engine_jobs_lists_and_merges(void **state)
 
 	(void)state;
 	tconf_init(&t, 10000);
-	tconf_add(&t, s->port, "/"); /* a trailing slash is dropped */
+	tconf_add(&t, s->ls.port, "/"); /* a trailing slash is dropped */
 	e = new_engine(&t);
 	snap = engine_jobs(e, 0);
 	assert_non_null(snap);
@@ -412,7 +278,7 @@ static void test_engine_jobs_cache_reuse(void **state)
 
 	(void)state;
 	tconf_init(&t, 10000);
-	tconf_add(&t, s->port, "");
+	tconf_add(&t, s->ls.port, "");
 	e = new_engine(&t);
 	a = engine_jobs(e, 0);
 	for (int i = 0; i < 4; i++) {
@@ -420,17 +286,17 @@ static void test_engine_jobs_cache_reuse(void **state)
 		assert_ptr_equal(a, b);
 		engine_snap_put(b);
 	}
-	assert_int_equal(atomic_load(&s->nreq), 2);
+	assert_int_equal(atomic_load(&s->ls.nreq), 2);
 	engine_get_stats(e, &st);
 	assert_int_equal(st.list_fetches, 1);
 	assert_int_equal(st.cache_hits, 4);
 	assert_int_equal(st.requests, 2);
 	/* a caller wanting fresher data refetches */
-	t_sleep_ms(20);
+	tu_sleep_ms(20);
 	b = engine_jobs(e, 5);
 	assert_ptr_not_equal(a, b);
 	assert_int_equal(b->err, 0);
-	assert_int_equal(atomic_load(&s->nreq), 4);
+	assert_int_equal(atomic_load(&s->ls.nreq), 4);
 	/* the old snapshot is still readable */
 	assert_string_equal(a->jobs[0].id, "953211384710987777");
 	engine_snap_put(a);
@@ -450,7 +316,7 @@ static void test_engine_jobs_failover_from_dead_url(void **state)
 	(void)state;
 	tconf_init(&t, 0);
 	tconf_add(&t, closed_port(), "");
-	tconf_add(&t, s->port, "");
+	tconf_add(&t, s->ls.port, "");
 	e = new_engine(&t);
 	snap = engine_jobs(e, 1);
 	assert_int_equal(snap->err, 0);
@@ -460,14 +326,14 @@ static void test_engine_jobs_failover_from_dead_url(void **state)
 	engine_get_stats(e, &st);
 	assert_int_equal(st.failovers, 1);
 	/* the live URL is now preferred: no new failover */
-	t_sleep_ms(5);
+	tu_sleep_ms(5);
 	snap = engine_jobs(e, 1);
 	assert_int_equal(snap->err, 0);
 	engine_snap_put(snap);
 	engine_get_stats(e, &st);
 	assert_int_equal(st.failovers, 1);
 	assert_int_equal(st.list_fetches, 2);
-	assert_int_equal(atomic_load(&s->nreq), 4);
+	assert_int_equal(atomic_load(&s->ls.nreq), 4);
 	engine_free(e);
 	srv_free(s);
 }
@@ -496,7 +362,7 @@ static void test_engine_jobs_single_flight(void **state)
 	(void)state;
 	atomic_store(&s->delay_ms, 150);
 	tconf_init(&t, 60000);
-	tconf_add(&t, s->port, "");
+	tconf_add(&t, s->ls.port, "");
 	f[0].e = new_engine(&t);
 	for (int i = 0; i < 8; i++) {
 		f[i].e = f[0].e;
@@ -510,7 +376,7 @@ static void test_engine_jobs_single_flight(void **state)
 		assert_ptr_equal(f[i].snap, f[0].snap);
 		assert_int_equal(f[i].snap->n_jobs, 2);
 	}
-	assert_int_equal(atomic_load(&s->nreq), 2);
+	assert_int_equal(atomic_load(&s->ls.nreq), 2);
 	engine_get_stats(f[0].e, &st);
 	assert_int_equal(st.list_fetches, 1);
 	for (int i = 0; i < 8; i++)
@@ -539,7 +405,7 @@ static void test_engine_jobs_paged_form(void **state)
 		      "{\"jobId\":\"999\",\"jobStatus\":\"CANCELED\"}]");
 	srv_run(s);
 	tconf_init(&t, 10000);
-	tconf_add(&t, s->port, "");
+	tconf_add(&t, s->ls.port, "");
 	e = new_engine(&t);
 	snap = engine_jobs(e, 0);
 	assert_int_equal(snap->err, 0);
@@ -553,7 +419,7 @@ static void test_engine_jobs_paged_form(void **state)
 	assert_int_equal(route_hits(s, "/running-jobs"), 1);
 	assert_int_equal(route_hits(s, "/running-jobs?page=2&rows=2"), 1);
 	assert_int_equal(route_hits(s, "/running-jobs?page=3&rows=2"), 1);
-	assert_int_equal(atomic_load(&s->nreq), 4);
+	assert_int_equal(atomic_load(&s->ls.nreq), 4);
 	engine_snap_put(snap);
 	engine_free(e);
 	srv_free(s);
@@ -569,13 +435,13 @@ static void test_engine_jobs_failure_keeps_last_known(void **state)
 
 	(void)state;
 	tconf_init(&t, 10000);
-	tconf_add(&t, s->port, "");
+	tconf_add(&t, s->ls.port, "");
 	e = new_engine(&t);
 	good = engine_jobs(e, 0);
 	assert_int_equal(good->err, 0);
 
 	atomic_store(&s->mode, SRV_GARBAGE);
-	t_sleep_ms(5);
+	tu_sleep_ms(5);
 	bad = engine_jobs(e, 1);
 	assert_int_equal(bad->err, -EPROTO);
 	assert_non_null(strstr(bad->errmsg, t.urls[0]));
@@ -587,7 +453,7 @@ static void test_engine_jobs_failure_keeps_last_known(void **state)
 	assert_string_equal(bad->jobs[0].id, "953211384710987777");
 
 	atomic_store(&s->mode, SRV_FAIL);
-	t_sleep_ms(5);
+	tu_sleep_ms(5);
 	bad2 = engine_jobs(e, 1);
 	assert_int_equal(bad2->err, -EAGAIN);
 	assert_non_null(strstr(bad2->errmsg, "HTTP 503"));
@@ -597,7 +463,7 @@ static void test_engine_jobs_failure_keeps_last_known(void **state)
 	engine_snap_put(bad2);
 
 	srv_stop(s);
-	t_sleep_ms(5);
+	tu_sleep_ms(5);
 	bad = engine_jobs(e, 1);
 	assert_int_equal(bad->err, -ECONNREFUSED);
 	assert_int_equal(bad->n_jobs, 2);
@@ -645,12 +511,12 @@ static void test_engine_jobs_hung_server_deadline(void **state)
 	t.c.timeout_ms = 500;
 	t.c.connect_timeout_ms = 200;
 	t.c.retries = 2;
-	tconf_add(&t, s->port, "");
-	tconf_add(&t, s->port, "/again");
+	tconf_add(&t, s->ls.port, "");
+	tconf_add(&t, s->ls.port, "/again");
 	e = new_engine(&t);
-	t0 = t_mono_ms();
+	t0 = tu_mono_ms();
 	snap = engine_jobs(e, 0);
-	dt = t_mono_ms() - t0;
+	dt = tu_mono_ms() - t0;
 	assert_int_equal(snap->err, -ETIMEDOUT);
 	assert_int_equal(snap->n_jobs, 0);
 	assert_true(dt < 500 + 200 + 300);
@@ -669,7 +535,7 @@ static void test_engine_job_info(void **state)
 	(void)state;
 	tconf_init(&t, 1000);
 	tconf_add(&t, closed_port(), "");
-	tconf_add(&t, s->port, "");
+	tconf_add(&t, s->ls.port, "");
 	e = new_engine(&t);
 	assert_int_equal(engine_job_info(e, "953211384710987777", &j), 0);
 	assert_string_equal(j.id, "953211384710987777");
@@ -701,7 +567,7 @@ static void test_engine_get_raw_cached(void **state)
 
 	(void)state;
 	tconf_init(&t, 10000);
-	tconf_add(&t, s->port, "");
+	tconf_add(&t, s->ls.port, "");
 	e = new_engine(&t);
 	buf_init(&b, 1 << 20);
 	assert_int_equal(engine_get_raw(e, "/overview", &b), 0);
@@ -735,35 +601,22 @@ static void test_engine_basic_auth_secret_not_leaked(void **state)
 	tconf_init(&t, 0);
 	t.c.engine_user = user;
 	t.c.engine_password = pw;
-	tconf_add(&t, s->port, "");
+	tconf_add(&t, s->ls.port, "");
 	e = new_engine(&t);
 	snap = engine_jobs(e, 1);
 	assert_int_equal(snap->err, 0);
 	/* base64("admin:pa55word") */
-	assert_non_null(strstr(s->last_req,
+	assert_non_null(strstr(s->ls.last_req,
 			       "Authorization: Basic YWRtaW46cGE1NXdvcmQ="));
 	engine_snap_put(snap);
 	atomic_store(&s->mode, SRV_FAIL);
-	t_sleep_ms(3);
+	tu_sleep_ms(3);
 	snap = engine_jobs(e, 1);
 	assert_int_equal(snap->err, -EAGAIN);
 	assert_null(strstr(snap->errmsg, "pa55word"));
 	engine_snap_put(snap);
 	engine_free(e);
 	srv_free(s);
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	return http_global_init();
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	http_global_cleanup();
-	return 0;
 }
 
 int main(void)
@@ -783,5 +636,6 @@ int main(void)
 		cmocka_unit_test(test_engine_basic_auth_secret_not_leaked),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, loopsrv_group_setup,
+				      loopsrv_group_teardown);
 }

@@ -15,29 +15,15 @@
 #include <cmocka.h>
 
 #include "engine.h"
+#include "fakes/testutil.h"
 
 #define FIX "tests/fixtures/engine/"
 
 static char *load_fixture(const char *name, size_t *len)
 {
-	char path[256];
-	FILE *f;
-	char *data;
-	long n;
+	char *data = NULL;
 
-	snprintf(path, sizeof(path), FIX "%s", name);
-	f = fopen(path, "rb");
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n >= 0);
-	rewind(f);
-	data = malloc((size_t)n + 1);
-	assert_non_null(data);
-	assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
-	data[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
+	assert_int_equal(tu_load(FIX, name, &data, len), 0);
 	return data;
 }
 
@@ -61,6 +47,18 @@ static int parse_list_fix(struct list *l, const char *name, bool running)
 	size_t len;
 	char *txt = load_fixture(name, &len);
 	int rc = parse_list_str(l, txt, len, running);
+
+	free(txt);
+	return rc;
+}
+
+/* engine_parse_job_object() on a fixture; the text is freed again. */
+static int parse_obj_fix(const char *name, json_t **root, struct engine_job *j,
+			 char *msg, size_t msgsz)
+{
+	size_t len;
+	char *txt = load_fixture(name, &len);
+	int rc = engine_parse_job_object(txt, len, root, j, msg, msgsz);
 
 	free(txt);
 	return rc;
@@ -349,13 +347,11 @@ static void test_engine_parse_job_object_running(void **state)
 	struct engine_job j;
 	json_t *root = NULL;
 	char msg[200];
-	size_t len;
-	char *txt = load_fixture("job-info-running.json", &len);
 
 	(void)state;
-	assert_int_equal(
-		engine_parse_job_object(txt, len, &root, &j, msg, sizeof(msg)),
-		0);
+	assert_int_equal(parse_obj_fix("job-info-running.json", &root, &j, msg,
+				       sizeof(msg)),
+			 0);
 	assert_non_null(root);
 	assert_string_equal(j.id, "953211384710987777");
 	assert_int_equal(j.state, JS_RUNNING);
@@ -365,7 +361,6 @@ static void test_engine_parse_job_object_running(void **state)
 				       "\"5000\",\"parallelism\":\"1\"}"));
 	engine_job_clear(&j);
 	json_decref(root);
-	free(txt);
 }
 
 static void test_engine_parse_job_object_finished(void **state)
@@ -373,14 +368,12 @@ static void test_engine_parse_job_object_finished(void **state)
 	struct engine_job j;
 	json_t *root = NULL;
 	char msg[200];
-	size_t len;
-	char *txt = load_fixture("job-info-finished.json", &len);
 
 	(void)state;
 	set_tz("UTC");
-	assert_int_equal(
-		engine_parse_job_object(txt, len, &root, &j, msg, sizeof(msg)),
-		0);
+	assert_int_equal(parse_obj_fix("job-info-finished.json", &root, &j, msg,
+				       sizeof(msg)),
+			 0);
 	assert_int_equal(j.state, JS_FINISHED);
 	assert_false(j.running);
 	assert_int_equal(j.finish_s, 1741356340);
@@ -390,7 +383,6 @@ static void test_engine_parse_job_object_finished(void **state)
 			    "5");
 	engine_job_clear(&j);
 	json_decref(root);
-	free(txt);
 }
 
 static void test_engine_parse_job_object_unknown(void **state)
@@ -398,16 +390,13 @@ static void test_engine_parse_job_object_unknown(void **state)
 	struct engine_job j;
 	json_t *root = NULL;
 	char msg[200];
-	size_t len;
-	char *txt = load_fixture("job-info-unknown.json", &len);
 
 	(void)state;
-	assert_int_equal(
-		engine_parse_job_object(txt, len, &root, &j, msg, sizeof(msg)),
-		-ENOENT);
+	assert_int_equal(parse_obj_fix("job-info-unknown.json", &root, &j, msg,
+				       sizeof(msg)),
+			 -ENOENT);
 	assert_null(root);
 	assert_null(j.id);
-	free(txt);
 	/* a numeric jobId alone is unknown too */
 	assert_int_equal(engine_parse_job_object("{\"jobId\":123}", 13, &root,
 						 &j, msg, sizeof(msg)),
@@ -419,16 +408,13 @@ static void test_engine_parse_job_object_error_body(void **state)
 	struct engine_job j;
 	json_t *root = NULL;
 	char msg[200];
-	size_t len;
-	char *txt = load_fixture("error-400.json", &len);
 
 	(void)state;
 	assert_int_equal(
-		engine_parse_job_object(txt, len, &root, &j, msg, sizeof(msg)),
+		parse_obj_fix("error-400.json", &root, &j, msg, sizeof(msg)),
 		-EPROTO);
 	assert_non_null(strstr(msg, "The jobId must not be empty."));
 	assert_null(root);
-	free(txt);
 	assert_int_equal(
 		engine_parse_job_object("[]", 2, &root, &j, msg, sizeof(msg)),
 		-EPROTO);

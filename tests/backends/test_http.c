@@ -1,14 +1,10 @@
 /*
  * Tests for backends/http.c: the errno tables, URL redaction, and real
- * transfers against a loopback HTTP server run by this file (a thread with
- * a listening socket on 127.0.0.1:0): fixed bodies, 503 N times then 200,
- * a server that never answers, a body over the cap.
+ * transfers against a loopback HTTP server (tests/fakes/loopsrv: a thread
+ * with a listening socket on 127.0.0.1:0): fixed bodies, 503 N times then
+ * 200, a server that never answers, a body over the cap.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -17,16 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 #include <curl/curl.h>
 
+#include "fakes/loopsrv.h"
+#include "fakes/testutil.h"
 #include "http.h"
 
-/* ---- a tiny loopback HTTP/1.1 server (Connection: close) */
+/* ---- a tiny loopback HTTP/1.1 server (tests/fakes/loopsrv) */
 
 enum srv_mode {
 	SRV_BODY,      /* 200 with a fixed body and headers */
@@ -36,181 +31,69 @@ enum srv_mode {
 };
 
 struct srv {
-	int lfd;
-	int port;
-	pthread_t th;
-	atomic_int stop;
-	atomic_int nreq;
+	struct loopsrv ls;
 	atomic_int fail_n;
 	int fail_status;
 	enum srv_mode mode;
 	size_t big_len;
-	char last_req[2048]; /* written by the server thread before replying */
 };
 
-static int64_t t_mono_ms(void)
+static void serve(struct loopsrv *ls, int cfd, const char *req)
 {
-	struct timespec ts;
+	struct srv *s = ls->arg;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+	(void)req;
+	if (s->mode == SRV_HANG) {
+		loopsrv_hang(ls, cfd);
+	} else if (s->mode == SRV_BIG) {
+		char *big = malloc(s->big_len);
 
-static void send_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-
-	while (n > 0) {
-		ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
-
-		if (w <= 0)
-			return;
-		c += w;
-		n -= (size_t)w;
-	}
-}
-
-static void reply(int fd, int status, const char *extra, const char *body,
-		  size_t len)
-{
-	char h[512];
-	int n = snprintf(h, sizeof(h),
-			 "HTTP/1.1 %d X\r\nContent-Length: %zu\r\n%s"
-			 "Connection: close\r\n\r\n",
-			 status, len, extra ? extra : "");
-
-	send_all(fd, h, (size_t)n);
-	send_all(fd, body, len);
-}
-
-/* Read until the end of the headers; 0 when a request arrived. */
-static int read_request(struct srv *s, int cfd, char *req, size_t reqsz)
-{
-	size_t got = 0;
-
-	while (got < reqsz - 1) {
-		struct pollfd p = {.fd = cfd, .events = POLLIN};
-		ssize_t r;
-
-		if (atomic_load(&s->stop))
-			return -1;
-		if (poll(&p, 1, 50) <= 0)
-			continue;
-		r = recv(cfd, req + got, reqsz - 1 - got, 0);
-		if (r <= 0)
-			return -1;
-		got += (size_t)r;
-		req[got] = '\0';
-		if (strstr(req, "\r\n\r\n"))
-			return 0;
-	}
-	return 0;
-}
-
-static void hang(struct srv *s, int cfd)
-{
-	char b[256];
-
-	while (!atomic_load(&s->stop)) {
-		struct pollfd p = {.fd = cfd, .events = POLLIN};
-
-		if (poll(&p, 1, 50) > 0 && recv(cfd, b, sizeof(b), 0) <= 0)
-			return; /* the client gave up */
-	}
-}
-
-static void *srv_main(void *arg)
-{
-	struct srv *s = arg;
-
-	while (!atomic_load(&s->stop)) {
-		struct pollfd p = {.fd = s->lfd, .events = POLLIN};
-		char req[2048];
-		int cfd;
-
-		if (poll(&p, 1, 50) <= 0)
-			continue;
-		cfd = accept(s->lfd, NULL, NULL);
-		if (cfd < 0)
-			continue;
-		if (read_request(s, cfd, req, sizeof(req)) == 0) {
-			snprintf(s->last_req, sizeof(s->last_req), "%s", req);
-			atomic_fetch_add(&s->nreq, 1);
-			if (s->mode == SRV_HANG) {
-				hang(s, cfd);
-			} else if (s->mode == SRV_BIG) {
-				char *big = malloc(s->big_len);
-
-				if (big) {
-					memset(big, 'x', s->big_len);
-					reply(cfd, 200, NULL, big, s->big_len);
-					free(big);
-				}
-			} else if (s->mode == SRV_FAIL_THEN &&
-				   atomic_fetch_sub(&s->fail_n, 1) > 0) {
-				reply(cfd, s->fail_status, NULL, "busy", 4);
-			} else {
-				reply(cfd, 200,
-				      "Content-Type: application/json\r\n"
-				      "Last-Modified: Wed, 21 Oct 2015 "
-				      "07:28:00 GMT\r\n",
-				      "{\"ok\":1}", 8);
-			}
+		if (big) {
+			memset(big, 'x', s->big_len);
+			loopsrv_reply(cfd, 200, NULL, big, s->big_len);
+			free(big);
 		}
-		close(cfd);
+	} else if (s->mode == SRV_FAIL_THEN &&
+		   atomic_fetch_sub(&s->fail_n, 1) > 0) {
+		loopsrv_reply(cfd, s->fail_status, NULL, "busy", 4);
+	} else {
+		loopsrv_reply(cfd, 200,
+			      "Content-Type: application/json\r\n"
+			      "Last-Modified: Wed, 21 Oct 2015 "
+			      "07:28:00 GMT\r\n",
+			      "{\"ok\":1}", 8);
 	}
-	return NULL;
 }
 
 static struct srv *srv_start(enum srv_mode mode)
 {
 	struct srv *s = calloc(1, sizeof(*s));
-	struct sockaddr_in a = {.sin_family = AF_INET};
-	socklen_t al = sizeof(a);
-	int one = 1;
 
 	assert_non_null(s);
 	s->mode = mode;
 	s->fail_status = 503;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	s->lfd = socket(AF_INET, SOCK_STREAM, 0);
-	assert_true(s->lfd >= 0);
-	setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	assert_int_equal(bind(s->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(s->lfd, 16), 0);
-	assert_int_equal(getsockname(s->lfd, (struct sockaddr *)&a, &al), 0);
-	s->port = ntohs(a.sin_port);
-	assert_int_equal(pthread_create(&s->th, NULL, srv_main, s), 0);
+	assert_int_equal(loopsrv_start(&s->ls, serve, s), 0);
 	return s;
 }
 
 static void srv_stop(struct srv *s)
 {
-	atomic_store(&s->stop, 1);
-	pthread_join(s->th, NULL);
-	close(s->lfd);
+	loopsrv_stop(&s->ls);
 	free(s);
 }
 
 static void srv_url(const struct srv *s, const char *path, char *out,
 		    size_t outsz)
 {
-	snprintf(out, outsz, "http://127.0.0.1:%d%s", s->port, path);
+	loopsrv_url(&s->ls, path, out, outsz);
 }
 
 /* A port nothing listens on. */
 static int closed_port(void)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET};
-	socklen_t al = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	int port;
+	int port = loopsrv_closed_port();
 
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
-	port = ntohs(a.sin_port);
-	close(fd);
+	assert_true(port > 0);
 	return port;
 }
 
@@ -310,14 +193,14 @@ static void test_http_perform_get_body_and_headers(void **state)
 	assert_string_equal(r.content_type, "application/json");
 	assert_int_equal(r.last_modified_ms, 1445412480000LL);
 	assert_int_equal(r.attempts, 1);
-	assert_non_null(strstr(s->last_req, "GET /x HTTP/1.1\r\n"));
+	assert_non_null(strstr(s->ls.last_req, "GET /x HTTP/1.1\r\n"));
 	http_get_stats(&after);
 	assert_true(after.requests >= before.requests + 1);
 	assert_true(after.bytes_in >= before.bytes_in + 8);
 	/* a second request reuses the pooled handle */
 	assert_int_equal(http_perform(&req, &r), 0);
 	assert_int_equal(r.body.len, 8);
-	assert_int_equal(atomic_load(&s->nreq), 2);
+	assert_int_equal(atomic_load(&s->ls.nreq), 2);
 	http_resp_release(&r);
 	srv_stop(s);
 }
@@ -335,8 +218,8 @@ static void test_http_perform_basic_auth_not_in_errors(void **state)
 	http_resp_init(&r);
 	assert_int_equal(http_perform(&req, &r), 0);
 	/* base64("alice:s3cr3t") */
-	assert_non_null(
-		strstr(s->last_req, "Authorization: Basic YWxpY2U6czNjcjN0"));
+	assert_non_null(strstr(s->ls.last_req,
+			       "Authorization: Basic YWxpY2U6czNjcjN0"));
 	srv_stop(s);
 	/* a failure names the URL without the credentials */
 	snprintf(url, sizeof(url), "http://bob:hunter2@127.0.0.1:%d/p?t=tok",
@@ -368,7 +251,7 @@ static void test_http_perform_retries_503_then_200(void **state)
 	assert_int_equal(r.status, 200);
 	assert_int_equal(r.attempts, 3);
 	assert_string_equal(r.body.data, "{\"ok\":1}");
-	assert_int_equal(atomic_load(&s->nreq), 3);
+	assert_int_equal(atomic_load(&s->ls.nreq), 3);
 	http_get_stats(&after);
 	assert_int_equal(after.retries - before.retries, 2);
 	http_resp_release(&r);
@@ -391,7 +274,7 @@ static void test_http_perform_retries_exhausted(void **state)
 	assert_int_equal(r.attempts, 3);
 	assert_string_equal(r.body.data, "busy");
 	assert_non_null(strstr(r.error, "HTTP 503"));
-	assert_int_equal(atomic_load(&s->nreq), 3);
+	assert_int_equal(atomic_load(&s->ls.nreq), 3);
 	http_resp_release(&r);
 	srv_stop(s);
 }
@@ -415,7 +298,7 @@ static void test_http_perform_no_retry_for_post_or_404(void **state)
 	assert_int_equal(http_perform(&req, &r), 0);
 	assert_int_equal(r.status, 503);
 	assert_int_equal(r.attempts, 1);
-	assert_non_null(strstr(s->last_req, "POST /stop-job"));
+	assert_non_null(strstr(s->ls.last_req, "POST /stop-job"));
 	/* a 404 is final even for GET */
 	s->fail_status = 404;
 	req.method = NULL;
@@ -423,7 +306,7 @@ static void test_http_perform_no_retry_for_post_or_404(void **state)
 	assert_int_equal(http_perform(&req, &r), 0);
 	assert_int_equal(r.status, 404);
 	assert_int_equal(r.attempts, 1);
-	assert_int_equal(atomic_load(&s->nreq), 2);
+	assert_int_equal(atomic_load(&s->ls.nreq), 2);
 	http_resp_release(&r);
 	srv_stop(s);
 }
@@ -441,9 +324,9 @@ static void test_http_perform_hung_server_times_out(void **state)
 	srv_url(s, "/hang", url, sizeof(url));
 	http_get_stats(&before);
 	http_resp_init(&r);
-	t0 = t_mono_ms();
+	t0 = tu_mono_ms();
 	assert_int_equal(http_perform(&req, &r), -ETIMEDOUT);
-	dt = t_mono_ms() - t0;
+	dt = tu_mono_ms() - t0;
 	assert_true(dt >= 550);
 	assert_true(dt < 600 + 400);
 	assert_int_equal(r.status, 0);
@@ -465,9 +348,9 @@ static void test_http_perform_refused_retries_within_deadline(void **state)
 	(void)state;
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", closed_port());
 	http_resp_init(&r);
-	t0 = t_mono_ms();
+	t0 = tu_mono_ms();
 	assert_int_equal(http_perform(&req, &r), -ECONNREFUSED);
-	dt = t_mono_ms() - t0;
+	dt = tu_mono_ms() - t0;
 	assert_true(dt < 800 + 300);
 	assert_true(r.attempts >= 2);
 	assert_true(r.attempts < 50);
@@ -515,9 +398,9 @@ static void test_http_perform_abort_check(void **state)
 	srv_url(s, "/hang", url, sizeof(url));
 	http_resp_init(&r);
 	http_set_abort_check(always_abort);
-	t0 = t_mono_ms();
+	t0 = tu_mono_ms();
 	assert_int_equal(http_perform(&req, &r), -EINTR);
-	assert_true(t_mono_ms() - t0 < 2000);
+	assert_true(tu_mono_ms() - t0 < 2000);
 	assert_int_equal(r.attempts, 1);
 	http_set_abort_check(NULL);
 	http_resp_release(&r);
@@ -539,22 +422,9 @@ static void test_http_perform_head(void **state)
 	assert_int_equal(r.status, 200);
 	assert_int_equal(r.body.len, 0);
 	assert_int_equal(r.content_length, 8);
-	assert_non_null(strstr(s->last_req, "HEAD /h HTTP/1.1"));
+	assert_non_null(strstr(s->ls.last_req, "HEAD /h HTTP/1.1"));
 	http_resp_release(&r);
 	srv_stop(s);
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	return http_global_init();
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	http_global_cleanup();
-	return 0;
 }
 
 int main(void)
@@ -576,5 +446,6 @@ int main(void)
 		cmocka_unit_test(test_http_perform_head),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, loopsrv_group_setup,
+				      loopsrv_group_teardown);
 }

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "fakes/testutil.h"
 #include "protostuff.h"
 
 #define FIX_DIR "tests/fixtures/protostuff/"
@@ -34,24 +35,10 @@ static const char *const wal_files[] = {
 
 static uint8_t *load(const char *name, size_t *len)
 {
-	char path[512];
-	uint8_t *p;
-	FILE *f;
-	long sz;
+	char *p = NULL;
 
-	snprintf(path, sizeof(path), FIX_DIR "%s", name);
-	f = fopen(path, "rb");
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	sz = ftell(f);
-	assert_true(sz >= 0);
-	rewind(f);
-	p = malloc((size_t)sz + 1);
-	assert_non_null(p);
-	assert_int_equal(fread(p, 1, (size_t)sz, f), (size_t)sz);
-	fclose(f);
-	*len = (size_t)sz;
-	return p;
+	assert_int_equal(tu_load(FIX_DIR, name, &p, len), 0);
+	return (uint8_t *)p;
 }
 
 static json_t *expected(void)
@@ -626,6 +613,17 @@ static void test_wal_walk_keys_and_values(void **state)
 	free(p);
 }
 
+/* wal_walk over q = a copy of p[0..n) with q[at] = byte, into a fresh *l. */
+static int walk_patched(uint8_t *q, const uint8_t *p, size_t n, size_t at,
+			uint8_t byte, struct walk_log *l, uint64_t *tail,
+			uint64_t *bad)
+{
+	*l = (struct walk_log){0};
+	memcpy(q, p, n);
+	q[at] = byte;
+	return wal_walk(q, n, log_rec, l, tail, bad);
+}
+
 static void test_wal_walk_hostile(void **state)
 {
 	struct walk_log l = {0};
@@ -639,39 +637,29 @@ static void test_wal_walk_hostile(void **state)
 	assert_non_null(q);
 
 	/* garbage in the very first header */
-	memcpy(q, p, n);
-	q[7] = 1;
-	assert_int_equal(wal_walk(q, n, log_rec, &l, &tail, &bad), -EPROTO);
+	assert_int_equal(walk_patched(q, p, n, 7, 1, &l, &tail, &bad), -EPROTO);
 	assert_int_equal(l.n, 0);
 
 	/* garbage in the second header: a corrupt tail after one record */
-	memcpy(q, p, n);
-	q[175 + 11] = 0x80;
-	assert_int_equal(wal_walk(q, n, log_rec, &l, &tail, &bad), 0);
+	assert_int_equal(walk_patched(q, p, n, 175 + 11, 0x80, &l, &tail, &bad),
+			 0);
 	assert_int_equal(l.n, 1);
 	assert_int_equal(tail, n - 175);
 
 	/* a negative length is a truncated tail */
-	l = (struct walk_log){0};
-	memcpy(q, p, n);
-	q[175 + 3] = 0x80;
-	assert_int_equal(wal_walk(q, n, log_rec, &l, &tail, &bad), 0);
+	assert_int_equal(walk_patched(q, p, n, 175 + 3, 0x80, &l, &tail, &bad),
+			 0);
 	assert_int_equal(l.n, 1);
 	assert_int_equal(tail, n - 175);
 
 	/* an absurd length likewise */
-	l = (struct walk_log){0};
-	memcpy(q, p, n);
-	q[175 + 2] = 0x7f;
-	assert_int_equal(wal_walk(q, n, log_rec, &l, &tail, &bad), 0);
+	assert_int_equal(walk_patched(q, p, n, 175 + 2, 0x7f, &l, &tail, &bad),
+			 0);
 	assert_int_equal(l.n, 1);
 	assert_int_equal(tail, n - 175);
 
-	/* an undecodable payload is counted and skipped */
-	l = (struct walk_log){0};
-	memcpy(q, p, n);
-	q[12] = 0x0f; /* field 1, wire type 7 */
-	assert_int_equal(wal_walk(q, n, log_rec, &l, &tail, &bad), 0);
+	/* an undecodable payload (field 1, wire type 7) is counted, skipped */
+	assert_int_equal(walk_patched(q, p, n, 12, 0x0f, &l, &tail, &bad), 0);
 	assert_int_equal(bad, 1);
 	assert_int_equal(l.n, 1);
 	assert_int_equal(l.r[0].offset, 175);

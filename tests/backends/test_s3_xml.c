@@ -15,30 +15,17 @@
 
 #include <cmocka.h>
 
+#include "fakes/testutil.h"
 #include "s3_xml.h"
 
 #define FIX "tests/fixtures/s3/"
 
 static char *load(const char *name, size_t *len)
 {
-	char path[256];
-	FILE *f;
-	char *p;
-	long n;
+	char *p = NULL;
 
-	snprintf(path, sizeof(path), FIX "%s", name);
-	f = fopen(path, "rb");
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n > 0);
-	rewind(f);
-	p = malloc((size_t)n + 1);
-	assert_non_null(p);
-	assert_int_equal(fread(p, 1, (size_t)n, f), (size_t)n);
-	p[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
+	assert_int_equal(tu_load(FIX, name, &p, len), 0);
+	assert_true(*len > 0);
 	return p;
 }
 

@@ -256,8 +256,12 @@ t0=$(date +%s%N)
 ls "$M/jobs" >"$T/ls-hung" 2>&1
 cat "$M/jobs/$job/status" >"$T/st-hung" 2>&1
 dt=$((($(date +%s%N) - t0) / 1000000))
+t0=$(date +%s%N)
+timeout -s INT 0.5 cat "$M/cluster/overview.json" >/dev/null 2>&1
+dt2=$((($(date +%s%N) - t0) / 1000000))
 kill -CONT "$SIM_PID_a"
 check "ls and cat return within the deadline while the engine hangs (${dt} ms)" test "$dt" -lt 6000
+check "Ctrl-C interrupts a cat waiting on a hung engine (${dt2} ms)" test "$dt2" -lt 1500
 check "storage jobs are still listed while the engine hangs" grep -q "^$job$" "$T/ls-hung"
 sim_ctl "$PORT" POST /__sim/fault '{"mode":"garbage"}' >/dev/null
 sleep 3.5
