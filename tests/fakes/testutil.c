@@ -1,0 +1,64 @@
+/*
+ * testutil — helpers the unit tests share; see testutil.h.
+ */
+#include "testutil.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+int64_t tu_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void tu_sleep_ms(int ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000,
+			      .tv_nsec = (long)(ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+int tu_load(const char *dir, const char *name, char **out, size_t *len)
+{
+	char path[512];
+	FILE *f;
+	char *data;
+	long n;
+	int rc = 0;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s%s", dir, name) >=
+	    sizeof(path))
+		return -ENAMETOOLONG;
+	f = fopen(path, "rb");
+	if (!f)
+		return -errno;
+	if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0) {
+		rc = -errno;
+		fclose(f);
+		return rc;
+	}
+	rewind(f);
+	data = malloc((size_t)n + 1);
+	if (!data) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	if (fread(data, 1, (size_t)n, f) != (size_t)n) {
+		rc = ferror(f) ? -EIO : -ENODATA;
+		free(data);
+		fclose(f);
+		return rc;
+	}
+	fclose(f);
+	data[n] = '\0';
+	*out = data;
+	if (len)
+		*len = (size_t)n;
+	return 0;
+}

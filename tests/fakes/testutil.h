@@ -1,0 +1,28 @@
+/*
+ * testutil — small helpers the unit tests share: the monotonic clock, a
+ * millisecond sleep, and reading a fixture file whole.
+ *
+ * Ownership: tu_load() hands the caller a malloc'd buffer to free().
+ * Threads: every function is safe to call from any thread.
+ */
+#ifndef STFS_TESTS_TESTUTIL_H
+#define STFS_TESTS_TESTUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** CLOCK_MONOTONIC in milliseconds. */
+int64_t tu_mono_ms(void);
+/** Sleep ms milliseconds (once; an interrupted sleep is cut short). */
+void tu_sleep_ms(int ms);
+
+/**
+ * Read the file `dir` + `name` (dir ends in '/', or is "") whole into a
+ * fresh buffer with a NUL after its last byte, so text fixtures are C
+ * strings.  0 with *out set (free() it) and *len (if not NULL) the size;
+ * -ENAMETOOLONG, -ENOMEM, or the -errno of open/seek/read (then *out is
+ * untouched).
+ */
+int tu_load(const char *dir, const char *name, char **out, size_t *len);
+
+#endif
