@@ -10,11 +10,17 @@
  * the continuation token; sizes and times come from the listing, never
  * from a HEAD per object.  Directory-marker objects ("dir/") are hidden.
  * stat() HEADs the key, and on 404 lists "key/" to detect a directory.
- * read() is a ranged GET behind a small read-ahead cache: sequential reads
- * of one key fetch a window that doubles from 128 KiB to 8 MiB; at most
- * 64 MiB over 16 keys, least recently used evicted, entries trusted for
- * storage_ttl_ms; a read that hit the deadline fails again at once for a
- * second (the kernel re-reads a failed page by itself).  Listed names with
+ * read() is a ranged GET behind a read-ahead cache of windows ("chunks"):
+ * a read that misses fetches a 128 KiB window; a read landing at the end
+ * of a window continues a sequential stream, whose windows double up to
+ * 8 MiB, and reading a window of such a stream has a background worker
+ * fetch the next one, so that a sequential reader finds it ready.  Random
+ * reads never prefetch.  One fetch per (key, range): a reader that needs a
+ * window being fetched waits for it (at most the deadline plus a margin)
+ * and shares its result, error included.  At most 64 MiB and 64 windows,
+ * least recently used evicted, windows trusted for storage_ttl_ms; a read
+ * that hit the deadline fails again at once for a second (the kernel
+ * re-reads a failed page by itself).  Listed names with
  * an empty, "." or ".." component or a control character are skipped with
  * a warning.  remove_many() is the multi-object DELETE (1000 keys per
  * request).
@@ -31,8 +37,10 @@
  * requests go unsigned.  Secrets live in priv only, are handed to curl
  * only, and are wiped in destroy.
  *
- * Threads: priv is immutable after init except the read-ahead cache and
- * the timeout memo, guarded by priv->ra_lock (never held across a request).
+ * Threads: priv is immutable after init except the read-ahead cache, its
+ * workers' state and the timeout memo, guarded by priv->ra_lock (never
+ * held across a request).  The workers start at the first prefetch and are
+ * joined by destroy.
  */
 #include "backend.h"
 
@@ -57,24 +65,45 @@
 
 #define S3_MAX_KEYS_DFLT 1000
 #define S3_DELETE_BATCH	 1000
-#define RA_SLOTS	 16
+#define RA_CHUNKS	 64
 #define RA_MIN		 ((size_t)128 << 10)
 #define RA_MAX		 ((size_t)8 << 20)
 #define RA_TOTAL	 ((size_t)64 << 20)
+#define RA_WORKERS	 2
+#define RA_WAIT_MARGIN_MS 500
 #define S3_MAX_HDRS	 8
 
-struct ra_entry {
-	char *key; /* NULL: free slot */
-	off_t off; /* first byte held */
-	char *data;
-	size_t len;
-	size_t window; /* size of the fetch that filled it */
-	bool eof;      /* the object ends at off + len */
+enum ra_state {
+	RA_QUEUED,   /* a prefetch nobody started yet */
+	RA_FETCHING, /* a request is under way; wait on ra_done */
+	RA_READY,    /* data/len/eof valid, immutable */
+	RA_FAILED,   /* err valid; never found by lookups */
+};
+
+/*
+ * One window of one key.  Freed when dead, unused and not being fetched:
+ * the fetching thread owns it until it completes it.
+ */
+struct ra_chunk {
+	struct ra_chunk *next;
+	char *key;
+	off_t off;     /* first byte */
+	size_t want;   /* bytes asked for */
+	char *data;    /* RA_READY: len bytes (malloc'd, may be NULL if 0) */
+	size_t len;    /* < want only when eof */
+	bool eof;      /* RA_READY: the object ends at off + len */
+	bool seq;      /* part of a sequential stream: reading it prefetches */
+	bool dead;     /* no longer found by lookups */
+	int err;       /* RA_FAILED: -errno */
+	enum ra_state state;
+	unsigned users; /* readers waiting on or copying from it */
+	size_t cost;	/* bytes charged to ra_bytes */
 	int64_t born_ms;
-	uint64_t used; /* LRU tick */
+	uint64_t used; /* LRU tick; for RA_QUEUED the queue order */
 };
 
 struct s3_priv {
+	struct backend *be; /* for the workers */
 	struct s3_uri uri;
 	struct s3_addr addr;
 	char endpoint[512];
@@ -86,14 +115,21 @@ struct s3_priv {
 	unsigned timeout_ms, connect_ms, retries, max_keys, ra_ttl_ms;
 
 	pthread_mutex_t ra_lock;
-	bool ra_lock_init;
-	struct ra_entry ra[RA_SLOTS]; /* protected by ra_lock */
-	/* the last read that hit the deadline, protected by ra_lock */
+	pthread_cond_t ra_done; /* a chunk left RA_FETCHING */
+	pthread_cond_t ra_work; /* a chunk was queued, or ra_stop */
+	bool ra_lock_init, ra_done_init, ra_work_init;
+	/* the rest is protected by ra_lock */
+	struct ra_chunk *chunks;
+	size_t ra_n, ra_bytes;
+	uint64_t ra_tick;
+	pthread_t workers[RA_WORKERS];
+	unsigned n_workers;
+	pid_t workers_pid; /* the process that started them */
+	bool ra_stop;
+	/* the last read that hit the deadline */
 	char *to_key;
 	off_t to_off;
 	int64_t to_until_ms;
-	size_t ra_bytes;  /* protected by ra_lock */
-	uint64_t ra_tick; /* protected by ra_lock */
 };
 
 static const char *const s3_schemes[] = {"s3",	"s3a",	"s3n", "oss",
@@ -329,9 +365,20 @@ static int s3_init(struct backend *be, const char *uri,
 	size_t n;
 	int rc;
 
+	pthread_condattr_t ca;
+
+	sp->be = be;
 	if (pthread_mutex_init(&sp->ra_lock, NULL) != 0)
 		return -ENOMEM;
 	sp->ra_lock_init = true;
+	if (pthread_condattr_init(&ca) != 0)
+		return -ENOMEM;
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	sp->ra_done_init = pthread_cond_init(&sp->ra_done, &ca) == 0;
+	sp->ra_work_init = pthread_cond_init(&sp->ra_work, &ca) == 0;
+	pthread_condattr_destroy(&ca);
+	if (!sp->ra_done_init || !sp->ra_work_init)
+		return -ENOMEM;
 	rc = s3_uri_parse(uri, &sp->uri);
 	if (rc < 0) {
 		log_err("s3: '%s' is not SCHEME://BUCKET/PREFIX/ (schemes s3, "
@@ -438,34 +485,37 @@ static int s3_init(struct backend *be, const char *uri,
 	return 0;
 }
 
-static void ra_free(struct s3_priv *sp, struct ra_entry *e)
-{
-	if (!e->key)
-		return;
-	sp->ra_bytes -= e->len;
-	free(e->key);
-	free(e->data);
-	memset(e, 0, sizeof(*e));
-}
+static void ra_stop_workers(struct s3_priv *sp);
 
 static void s3_destroy(struct backend *be)
 {
 	struct s3_priv *sp = be->priv;
-	size_t i;
+	struct ra_chunk *c, *nx;
 
 	if (!sp)
 		return;
+	ra_stop_workers(sp);
 	free_secret(&sp->userpwd);
 	free_secret(&sp->token_hdr);
 	free(sp->ca_file);
 	sp->ca_file = NULL;
-	for (i = 0; i < RA_SLOTS; i++)
-		ra_free(sp, &sp->ra[i]);
+	for (c = sp->chunks; c; c = nx) {
+		nx = c->next;
+		free(c->key);
+		free(c->data);
+		free(c);
+	}
+	sp->chunks = NULL;
+	sp->ra_n = sp->ra_bytes = 0;
 	free(sp->to_key);
 	sp->to_key = NULL;
+	if (sp->ra_work_init)
+		pthread_cond_destroy(&sp->ra_work);
+	if (sp->ra_done_init)
+		pthread_cond_destroy(&sp->ra_done);
 	if (sp->ra_lock_init)
 		pthread_mutex_destroy(&sp->ra_lock);
-	sp->ra_lock_init = false;
+	sp->ra_lock_init = sp->ra_done_init = sp->ra_work_init = false;
 }
 
 /* ---- requests --------------------------------------------------------- */
