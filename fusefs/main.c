@@ -236,9 +236,37 @@ static void cli_release(struct cli *cli)
 	free(cli->config);
 }
 
+/*
+ * mount(8) with an fstab line "stfs /mnt/st fuse.stfs opts" runs
+ * "stfs stfs /mnt/st -o opts": two positional arguments, of which the
+ * first (the "device") means nothing to stfs.  Drop it.
+ */
+static int drop_mount_source(int argc, char *argv[])
+{
+	int pos[3], n = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-o") == 0) {
+			i++;
+			continue;
+		}
+		if (argv[i][0] == '-')
+			continue;
+		if (n == 3)
+			return argc;
+		pos[n++] = i;
+	}
+	if (n != 2)
+		return argc;
+	memmove(&argv[pos[0]], &argv[pos[0] + 1],
+		(size_t)(argc - pos[0]) * sizeof(*argv));
+	return argc - 1;
+}
+
 int main(int argc, char *argv[])
 {
-	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_args args =
+		FUSE_ARGS_INIT(drop_mount_source(argc, argv), argv);
 	static struct stfs fs;
 	struct cli cli;
 	int rc, ret = 1;

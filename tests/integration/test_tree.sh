@@ -274,6 +274,11 @@ sim_ctl "$PORT" POST /__sim/fault '{"mode":"none"}' >/dev/null
 unmount_stfs "$M"
 check "the daemon exits after unmount" bash -c "! kill -0 $STFS_PID 2>/dev/null"
 
+# mount(8) from an fstab line runs "stfs <device> <mountpoint> -o ..."
+mount_stfs "$M" stfs -o "$OPTS"
+check "an fstab-style invocation (device argument) mounts" test -d "$M/jobs/$job"
+unmount_stfs "$M"
+
 # options are checked before mounting
 out=$("$STFS" -o timeout=abc "$T/nomnt" 2>&1)
 rc=$?
