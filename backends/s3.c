@@ -52,6 +52,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -69,9 +70,14 @@
 #define RA_MIN		 ((size_t)128 << 10)
 #define RA_MAX		 ((size_t)8 << 20)
 #define RA_TOTAL	 ((size_t)64 << 20)
-#define RA_WORKERS	 2
+#ifndef RA_WORKERS
+#define RA_WORKERS 2
+#endif
+#ifndef RA_DEPTH
+#define RA_DEPTH 2
+#endif
 #define RA_WAIT_MARGIN_MS 500
-#define S3_MAX_HDRS	 8
+#define S3_MAX_HDRS	  8
 
 enum ra_state {
 	RA_QUEUED,   /* a prefetch nobody started yet */
@@ -87,14 +93,14 @@ enum ra_state {
 struct ra_chunk {
 	struct ra_chunk *next;
 	char *key;
-	off_t off;     /* first byte */
-	size_t want;   /* bytes asked for */
-	char *data;    /* RA_READY: len bytes (malloc'd, may be NULL if 0) */
-	size_t len;    /* < want only when eof */
-	bool eof;      /* RA_READY: the object ends at off + len */
-	bool seq;      /* part of a sequential stream: reading it prefetches */
-	bool dead;     /* no longer found by lookups */
-	int err;       /* RA_FAILED: -errno */
+	off_t off;   /* first byte */
+	size_t want; /* bytes asked for */
+	char *data;  /* RA_READY: len bytes (malloc'd, may be NULL if 0) */
+	size_t len;  /* < want only when eof */
+	bool eof;    /* RA_READY: the object ends at off + len */
+	bool seq;    /* part of a sequential stream: reading it prefetches */
+	bool dead;   /* no longer found by lookups */
+	int err;     /* RA_FAILED: -errno */
 	enum ra_state state;
 	unsigned users; /* readers waiting on or copying from it */
 	size_t cost;	/* bytes charged to ra_bytes */
@@ -129,6 +135,7 @@ struct s3_priv {
 	/* the last read that hit the deadline */
 	char *to_key;
 	off_t to_off;
+	size_t to_len;
 	int64_t to_until_ms;
 };
 
@@ -903,118 +910,38 @@ static int s3_stat(struct backend *be, const char *path, struct be_attr *out)
 
 /* ---- read ------------------------------------------------------------- */
 
-/* with ra_lock held: the fresh entry of `key`, or NULL */
-static struct ra_entry *ra_find(struct s3_priv *sp, const char *key,
-				int64_t now)
-{
-	size_t i;
-
-	for (i = 0; i < RA_SLOTS; i++) {
-		struct ra_entry *e = &sp->ra[i];
-
-		if (!e->key || strcmp(e->key, key))
-			continue;
-		if (now - e->born_ms > (int64_t)sp->ra_ttl_ms) {
-			ra_free(sp, e);
-			return NULL;
-		}
-		return e;
-	}
-	return NULL;
-}
-
-static void ra_forget(struct s3_priv *sp, const char *key)
-{
-	size_t i;
-
-	pthread_mutex_lock(&sp->ra_lock);
-	for (i = 0; i < RA_SLOTS; i++)
-		if (sp->ra[i].key && !strcmp(sp->ra[i].key, key))
-			ra_free(sp, &sp->ra[i]);
-	pthread_mutex_unlock(&sp->ra_lock);
-}
-
-/* keep `data` (taken over) as the window of `key`; frees it on failure */
-static void ra_store(struct s3_priv *sp, const char *key, off_t off, char *data,
-		     size_t len, size_t window, bool eof)
-{
-	struct ra_entry *slot = NULL;
-	char *k;
-	size_t i;
-
-	if (len > RA_TOTAL || !(k = strdup(key))) {
-		free(data);
-		return;
-	}
-	pthread_mutex_lock(&sp->ra_lock);
-	for (i = 0; i < RA_SLOTS; i++)
-		if (sp->ra[i].key && !strcmp(sp->ra[i].key, key))
-			ra_free(sp, &sp->ra[i]);
-	for (;;) {
-		struct ra_entry *lru = NULL;
-
-		slot = NULL;
-		for (i = 0; i < RA_SLOTS; i++) {
-			struct ra_entry *e = &sp->ra[i];
-
-			if (!e->key)
-				slot = e;
-			else if (!lru || e->used < lru->used)
-				lru = e;
-		}
-		if (slot && sp->ra_bytes + len <= RA_TOTAL)
-			break;
-		if (!lru)
-			break;
-		ra_free(sp, lru);
-	}
-	*slot = (struct ra_entry){
-		.key = k,
-		.off = off,
-		.data = data,
-		.len = len,
-		.window = window,
-		.eof = eof,
-		.born_ms = mono_ms(),
-		.used = ++sp->ra_tick,
-	};
-	sp->ra_bytes += len;
-	pthread_mutex_unlock(&sp->ra_lock);
-}
-
 /*
- * A read that hit the deadline is answered with ETIMEDOUT at once when the
- * same range is asked again within TIMEOUT_MEMO_MS: the kernel retries a
- * failed page read by itself, and one read(2) must not wait for two
- * deadlines.  Returns true when `key` at `off` is such a repeat.
+ * A read that hit the deadline is answered with ETIMEDOUT at once when a
+ * read of the same window is asked again within TIMEOUT_MEMO_MS: the
+ * kernel retries a failed page read by itself, and one read(2) must not
+ * wait for two deadlines.
  */
 #define TIMEOUT_MEMO_MS 1000
 
+/* with ra_lock held: whether a read of `key` at `off` is such a repeat */
 static bool timeout_memo_hit(struct s3_priv *sp, const char *key, off_t off)
 {
-	bool hit;
-
-	pthread_mutex_lock(&sp->ra_lock);
-	hit = sp->to_key && sp->to_off == off && !strcmp(sp->to_key, key) &&
-	      mono_ms() < sp->to_until_ms;
-	pthread_mutex_unlock(&sp->ra_lock);
-	return hit;
+	return sp->to_key && off >= sp->to_off &&
+	       off - sp->to_off < (off_t)sp->to_len &&
+	       !strcmp(sp->to_key, key) && mono_ms() < sp->to_until_ms;
 }
 
-/* remember (err == -ETIMEDOUT) or forget (else) the timed-out read of key */
+/*
+ * With ra_lock held: remember (err == -ETIMEDOUT) or forget (else) the
+ * timed-out fetch of [off, off + len) of `key`
+ */
 static void timeout_memo_set(struct s3_priv *sp, const char *key, off_t off,
-			     int err)
+			     size_t len, int err)
 {
 	char *k = err == -ETIMEDOUT ? strdup(key) : NULL;
 
-	pthread_mutex_lock(&sp->ra_lock);
 	if (k || (sp->to_key && !strcmp(sp->to_key, key))) {
 		free(sp->to_key);
 		sp->to_key = k;
 		sp->to_off = off;
+		sp->to_len = len;
 		sp->to_until_ms = mono_ms() + TIMEOUT_MEMO_MS;
 	}
-	pthread_mutex_unlock(&sp->ra_lock);
 }
 
 /*
@@ -1071,11 +998,331 @@ static int s3_get_range(struct backend *be, const char *key, off_t off,
 	return rc;
 }
 
+/* with ra_lock held: unlink and free `c` when nobody needs it any more */
+static void ra_maybe_free(struct s3_priv *sp, struct ra_chunk *c)
+{
+	struct ra_chunk **pp;
+
+	if (!c->dead || c->users || c->state == RA_FETCHING)
+		return;
+	for (pp = &sp->chunks; *pp && *pp != c; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = c->next;
+	sp->ra_n--;
+	sp->ra_bytes -= c->cost;
+	free(c->key);
+	free(c->data);
+	free(c);
+}
+
+/* with ra_lock held: `c` is no longer found; freed as soon as possible */
+static void ra_kill(struct s3_priv *sp, struct ra_chunk *c)
+{
+	c->dead = true;
+	ra_maybe_free(sp, c);
+}
+
+/* the end of what a live chunk covers: its data, or all it asked for */
+static off_t ra_end(const struct ra_chunk *c)
+{
+	if (c->state == RA_READY && !c->eof)
+		return c->off + (off_t)c->len;
+	return c->off + (off_t)c->want;
+}
+
+/*
+ * With ra_lock held: the live chunk of `key` that covers `off` (a ready
+ * chunk that ended the object covers the bytes past its end that it asked
+ * for: reads there are EOF), or NULL.  Expired chunks are dropped.
+ */
+static struct ra_chunk *ra_find(struct s3_priv *sp, const char *key, off_t off)
+{
+	struct ra_chunk *c, *nx;
+	int64_t now = mono_ms();
+
+	for (c = sp->chunks; c; c = nx) {
+		nx = c->next;
+		if (c->dead || off < c->off || off >= ra_end(c) ||
+		    strcmp(c->key, key))
+			continue;
+		if (c->state == RA_READY &&
+		    now - c->born_ms > (int64_t)sp->ra_ttl_ms) {
+			ra_kill(sp, c);
+			continue;
+		}
+		return c;
+	}
+	return NULL;
+}
+
+/*
+ * With ra_lock held: the live, not ended chunk of `key` that ends exactly
+ * at `off` (a read there continues a sequential stream), or NULL
+ */
+static struct ra_chunk *ra_ending_at(struct s3_priv *sp, const char *key,
+				     off_t off)
+{
+	struct ra_chunk *c;
+
+	for (c = sp->chunks; c; c = c->next)
+		if (!c->dead && !(c->state == RA_READY && c->eof) &&
+		    ra_end(c) == off && !strcmp(c->key, key))
+			return c;
+	return NULL;
+}
+
+/* with ra_lock held: the first byte after `off` held by a chunk of `key` */
+static off_t ra_next_start(struct s3_priv *sp, const char *key, off_t off)
+{
+	struct ra_chunk *c;
+	off_t best = (off_t)INT64_MAX;
+
+	for (c = sp->chunks; c; c = c->next)
+		if (!c->dead && c->off > off && c->off < best &&
+		    !strcmp(c->key, key))
+			best = c->off;
+	return best;
+}
+
+/*
+ * With ra_lock held: evict unused chunks, least recently used first, until
+ * `need` more bytes and one more chunk fit.  Returns whether they do.
+ */
+static bool ra_make_room(struct s3_priv *sp, size_t need)
+{
+	while (sp->ra_n >= RA_CHUNKS || sp->ra_bytes + need > RA_TOTAL) {
+		struct ra_chunk *c, *lru = NULL;
+
+		for (c = sp->chunks; c; c = c->next)
+			if (!c->users && c->state == RA_READY &&
+			    (!lru || c->used < lru->used))
+				lru = c;
+		if (!lru)
+			return false;
+		ra_kill(sp, lru);
+	}
+	return true;
+}
+
+/*
+ * With ra_lock held: a new chunk of `key` for [off, off + want), linked
+ * first, in `state`; NULL when out of memory.  Over the budget only when
+ * `force` (a reader must fetch anyway); else NULL.
+ */
+static struct ra_chunk *ra_new(struct s3_priv *sp, const char *key, off_t off,
+			       size_t want, bool seq, enum ra_state state,
+			       bool force)
+{
+	struct ra_chunk *c;
+
+	if (!ra_make_room(sp, want) && !force)
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->key = strdup(key);
+	if (!c->key) {
+		free(c);
+		return NULL;
+	}
+	c->off = off;
+	c->want = want;
+	c->seq = seq;
+	c->state = state;
+	c->cost = want;
+	c->used = ++sp->ra_tick;
+	c->next = sp->chunks;
+	sp->chunks = c;
+	sp->ra_n++;
+	sp->ra_bytes += want;
+	return c;
+}
+
+/* fetch chunk `c` (RA_FETCHING, owned by the caller) without the lock */
+static void ra_fetch(struct s3_priv *sp, struct ra_chunk *c)
+{
+	char *data;
+	size_t len;
+	bool eof;
+	int rc;
+
+	rc = s3_get_range(sp->be, c->key, c->off, c->want, &data, &len, &eof);
+	pthread_mutex_lock(&sp->ra_lock);
+	timeout_memo_set(sp, c->key, c->off, c->want, rc);
+	if (rc < 0) {
+		c->err = rc;
+		c->state = RA_FAILED;
+		c->dead = true;
+		free(data);
+	} else {
+		struct ra_chunk *o, *onx;
+
+		for (o = eof ? sp->chunks : NULL; o; o = onx) {
+			onx = o->next;
+			if (o->state == RA_QUEUED && !o->dead &&
+			    o->off >= c->off + (off_t)len &&
+			    !strcmp(o->key, c->key))
+				ra_kill(sp, o);
+		}
+		c->data = data;
+		c->len = len;
+		c->eof = eof;
+		c->state = RA_READY;
+		c->born_ms = mono_ms();
+		sp->ra_bytes -= c->cost;
+		c->cost = len;
+		sp->ra_bytes += len;
+	}
+	pthread_cond_broadcast(&sp->ra_done);
+	ra_maybe_free(sp, c);
+	pthread_mutex_unlock(&sp->ra_lock);
+}
+
+/* with ra_lock held: the oldest queued prefetch, or NULL */
+static struct ra_chunk *ra_next_queued(struct s3_priv *sp)
+{
+	struct ra_chunk *c, *best = NULL;
+
+	for (c = sp->chunks; c; c = c->next)
+		if (c->state == RA_QUEUED && !c->dead &&
+		    (!best || c->used < best->used))
+			best = c;
+	return best;
+}
+
+static void *ra_worker(void *arg)
+{
+	struct s3_priv *sp = arg;
+	struct ra_chunk *c = NULL;
+
+	pthread_mutex_lock(&sp->ra_lock);
+	for (;;) {
+		while (!sp->ra_stop && !(c = ra_next_queued(sp)))
+			pthread_cond_wait(&sp->ra_work, &sp->ra_lock);
+		if (sp->ra_stop)
+			break;
+		c->state = RA_FETCHING;
+		pthread_mutex_unlock(&sp->ra_lock);
+		ra_fetch(sp, c);
+		pthread_mutex_lock(&sp->ra_lock);
+	}
+	pthread_mutex_unlock(&sp->ra_lock);
+	return NULL;
+}
+
+/*
+ * With ra_lock held: make sure the workers run in this process.  Failing
+ * to start them is harmless: readers fetch queued chunks themselves.
+ */
+static void ra_start_workers(struct s3_priv *sp)
+{
+	if (sp->n_workers && sp->workers_pid == getpid())
+		return;
+	sp->n_workers = 0; /* threads of a parent process are gone */
+	sp->workers_pid = getpid();
+	while (sp->n_workers < RA_WORKERS &&
+	       pthread_create(&sp->workers[sp->n_workers], NULL, ra_worker,
+			      sp) == 0)
+		sp->n_workers++;
+}
+
+static void ra_stop_workers(struct s3_priv *sp)
+{
+	unsigned i, n;
+
+	if (!sp->ra_lock_init || !sp->ra_work_init)
+		return;
+	pthread_mutex_lock(&sp->ra_lock);
+	sp->ra_stop = true;
+	n = sp->workers_pid == getpid() ? sp->n_workers : 0;
+	sp->n_workers = 0;
+	pthread_cond_broadcast(&sp->ra_work);
+	pthread_mutex_unlock(&sp->ra_lock);
+	for (i = 0; i < n; i++)
+		pthread_join(sp->workers[i], NULL);
+}
+
+/*
+ * With ra_lock held: a read was served from `c`, part of a sequential
+ * stream: queue the RA_DEPTH windows after it that are not known yet, each
+ * twice the size of the one before it (at most RA_MAX), while the budget
+ * allows and until a window that ended the object.
+ */
+static void ra_prefetch(struct s3_priv *sp, const struct ra_chunk *c)
+{
+	off_t pos = c->off + (off_t)c->want, nx;
+	size_t w = c->want;
+	unsigned d;
+	bool queued = false;
+
+	if (!c->seq || c->state != RA_READY || c->eof || sp->ra_stop)
+		return;
+	for (d = 0; d < RA_DEPTH; d++) {
+		struct ra_chunk *n = ra_find(sp, c->key, pos);
+
+		if (n) {
+			if (n->state == RA_READY && n->eof)
+				break;
+			pos = n->off + (off_t)n->want;
+			w = n->want;
+			continue;
+		}
+		w = w * 2 > RA_MAX ? RA_MAX : w * 2;
+		nx = ra_next_start(sp, c->key, pos);
+		if (nx - pos < (off_t)w)
+			w = (size_t)(nx - pos);
+		if (!ra_new(sp, c->key, pos, w, true, RA_QUEUED, false))
+			break;
+		queued = true;
+		pos += (off_t)w;
+	}
+	if (queued) {
+		ra_start_workers(sp);
+		pthread_cond_broadcast(&sp->ra_work);
+	}
+}
+
+static void ra_forget(struct s3_priv *sp, const char *key)
+{
+	struct ra_chunk *c, *nx;
+
+	pthread_mutex_lock(&sp->ra_lock);
+	for (c = sp->chunks; c; c = nx) {
+		nx = c->next;
+		if (!c->dead && !strcmp(c->key, key))
+			ra_kill(sp, c);
+	}
+	pthread_mutex_unlock(&sp->ra_lock);
+}
+
+/*
+ * With ra_lock held: wait until `c` is no longer being fetched, at most
+ * until `deadline_ms`.  0, or -ETIMEDOUT.
+ */
+static int ra_wait(struct s3_priv *sp, struct ra_chunk *c, int64_t deadline_ms)
+{
+	while (c->state == RA_FETCHING) {
+		struct timespec ts = {
+			.tv_sec = (time_t)(deadline_ms / 1000),
+			.tv_nsec = (long)(deadline_ms % 1000) * 1000000L,
+		};
+
+		if (mono_ms() >= deadline_ms ||
+		    pthread_cond_timedwait(&sp->ra_done, &sp->ra_lock, &ts) ==
+			    ETIMEDOUT)
+			return c->state == RA_FETCHING ? -ETIMEDOUT : 0;
+	}
+	return 0;
+}
+
 static ssize_t s3_read(struct backend *be, const char *path, void *buf,
 		       size_t size, off_t off)
 {
 	struct s3_priv *sp = be->priv;
 	char key[S3_KEY_MAX + 1];
+	/* waiting on others' fetches: at most the deadline, once per read */
+	int64_t deadline_ms = mono_ms() + sp->timeout_ms + RA_WAIT_MARGIN_MS;
 	size_t done = 0;
 	off_t cur = off;
 	int rc;
@@ -1086,50 +1333,76 @@ static ssize_t s3_read(struct backend *be, const char *path, void *buf,
 	if (size > SSIZE_MAX)
 		size = SSIZE_MAX;
 	while (done < size) {
-		struct ra_entry *e;
-		size_t window = RA_MIN, want, len, n;
-		char *data;
-		bool eof;
+		struct ra_chunk *c;
+		bool mine = false, eof = false;
+		size_t n = 0;
 
 		pthread_mutex_lock(&sp->ra_lock);
-		e = ra_find(sp, key, mono_ms());
-		if (e && cur >= e->off && cur < e->off + (off_t)e->len) {
-			n = (size_t)(e->off + (off_t)e->len - cur);
-			if (n > size - done)
-				n = size - done;
-			memcpy((char *)buf + done, e->data + (cur - e->off), n);
-			e->used = ++sp->ra_tick;
-			pthread_mutex_unlock(&sp->ra_lock);
-			done += n;
-			cur += (off_t)n;
-			continue;
-		}
-		if (e && e->eof && cur >= e->off + (off_t)e->len) {
-			pthread_mutex_unlock(&sp->ra_lock);
-			break;
-		}
-		if (e && cur == e->off + (off_t)e->len)
-			window =
-				e->window * 2 > RA_MAX ? RA_MAX : e->window * 2;
-		pthread_mutex_unlock(&sp->ra_lock);
+		c = ra_find(sp, key, cur);
+		if (!c) {
+			struct ra_chunk *prev = ra_ending_at(sp, key, cur);
+			size_t want = RA_MIN;
+			off_t nx;
 
-		want = size - done > window ? size - done : window;
-		if (timeout_memo_hit(sp, key, cur))
-			return done ? (ssize_t)done : -ETIMEDOUT;
-		rc = s3_get_range(be, key, cur, want, &data, &len, &eof);
-		timeout_memo_set(sp, key, cur, rc);
+			if (timeout_memo_hit(sp, key, cur)) {
+				pthread_mutex_unlock(&sp->ra_lock);
+				return done ? (ssize_t)done : -ETIMEDOUT;
+			}
+			if (prev)
+				want = prev->want * 2 > RA_MAX ? RA_MAX
+							       : prev->want * 2;
+			if (want < size - done)
+				want = size - done;
+			nx = ra_next_start(sp, key, cur);
+			if (nx - cur < (off_t)want)
+				want = (size_t)(nx - cur);
+			c = ra_new(sp, key, cur, want, prev != NULL,
+				   RA_FETCHING, true);
+			if (!c) {
+				pthread_mutex_unlock(&sp->ra_lock);
+				return done ? (ssize_t)done : -ENOMEM;
+			}
+			mine = true;
+		} else if (c->state == RA_QUEUED) {
+			c->state = RA_FETCHING; /* not started: take it over */
+			mine = true;
+		}
+		c->users++;
+		if (mine) {
+			pthread_mutex_unlock(&sp->ra_lock);
+			ra_fetch(sp, c);
+			pthread_mutex_lock(&sp->ra_lock);
+			rc = c->state == RA_FAILED ? c->err : 0;
+		} else {
+			rc = ra_wait(sp, c, deadline_ms);
+			if (rc == 0 && c->state == RA_FAILED)
+				rc = c->err;
+		}
+		if (rc == 0) {
+			/* RA_READY: immutable, pinned by users */
+			c->used = ++sp->ra_tick;
+			ra_prefetch(sp, c);
+			if (cur < c->off + (off_t)c->len) {
+				n = (size_t)(c->off + (off_t)c->len - cur);
+				if (n > size - done)
+					n = size - done;
+			}
+			eof = c->eof &&
+			      cur + (off_t)n >= c->off + (off_t)c->len;
+			pthread_mutex_unlock(&sp->ra_lock);
+			if (n)
+				memcpy((char *)buf + done,
+				       c->data + (cur - c->off), n);
+			pthread_mutex_lock(&sp->ra_lock);
+		}
+		c->users--;
+		ra_maybe_free(sp, c);
+		pthread_mutex_unlock(&sp->ra_lock);
 		if (rc < 0)
 			return done ? (ssize_t)done : rc;
-		n = len > size - done ? size - done : len;
-		if (n)
-			memcpy((char *)buf + done, data, n);
 		done += n;
-		if (len)
-			ra_store(sp, key, cur, data, len, want, eof);
-		else
-			free(data);
 		cur += (off_t)n;
-		if (eof && n == len)
+		if (eof || n == 0)
 			break;
 	}
 	return (ssize_t)done;

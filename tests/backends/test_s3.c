@@ -47,6 +47,12 @@ static struct {
 	size_t nq, next;
 	char reqs[MAX_Q][REQ_MAX]; /* head + body of each request */
 	size_t nreq;
+	size_t ntotal; /* requests served, also past MAX_Q */
+	size_t nsent;  /* answers sent completely */
+	/* when set, GETs are answered from this object (Range honoured) */
+	const char *blob;
+	size_t blob_len;
+	unsigned delay_ms; /* before each answer */
 } srv = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void send_all(int fd, const void *p, size_t n)
@@ -63,10 +69,35 @@ static void send_all(int fd, const void *p, size_t n)
 	}
 }
 
+/* with srv.lock held: srv.blob's answer to `req` (a ranged GET) */
+static struct canned blob_answer(const char *req, char *hdr, size_t hdrsz)
+{
+	const char *r = strcasestr(req, "\r\nRange: bytes=");
+	unsigned long long a = 0, b = srv.blob_len ? srv.blob_len - 1 : 0;
+	char *end;
+
+	if (r) {
+		a = strtoull(r + 15, &end, 10);
+		if (*end == '-' && end[1] >= '0' && end[1] <= '9')
+			b = strtoull(end + 1, NULL, 10);
+	}
+	if (a >= srv.blob_len)
+		return (struct canned){416, NULL,
+				       "<Error><Code>InvalidRange"
+				       "</Code></Error>",
+				       0};
+	if (b >= srv.blob_len)
+		b = srv.blob_len - 1;
+	snprintf(hdr, hdrsz, "Content-Range: bytes %llu-%llu/%zu\r\n", a, b,
+		 srv.blob_len);
+	return (struct canned){206, hdr, srv.blob + a, (size_t)(b - a + 1)};
+}
+
 static void serve_one(int cfd)
 {
-	char req[REQ_MAX], head[512];
+	char req[REQ_MAX], head[512], range_hdr[128];
 	size_t len = 0, need = 0;
+	unsigned delay;
 	char *eoh = NULL;
 	struct canned c = {.status = 500, .body = "queue empty"};
 	bool is_head;
@@ -93,9 +124,15 @@ static void serve_one(int cfd)
 	pthread_mutex_lock(&srv.lock);
 	if (srv.nreq < MAX_Q)
 		memcpy(srv.reqs[srv.nreq++], req, len + 1);
-	if (srv.next < srv.nq)
+	srv.ntotal++;
+	if (srv.blob)
+		c = blob_answer(req, range_hdr, sizeof(range_hdr));
+	else if (srv.next < srv.nq)
 		c = srv.q[srv.next++];
+	delay = srv.delay_ms;
 	pthread_mutex_unlock(&srv.lock);
+	if (delay)
+		usleep(delay * 1000);
 	if (c.body && !c.body_len)
 		c.body_len = strlen(c.body);
 	snprintf(head, sizeof(head),
@@ -105,6 +142,24 @@ static void serve_one(int cfd)
 	send_all(cfd, head, strlen(head));
 	if (!is_head && c.body_len)
 		send_all(cfd, c.body, c.body_len);
+	pthread_mutex_lock(&srv.lock);
+	srv.nsent++;
+	pthread_mutex_unlock(&srv.lock);
+}
+
+/* wait until every request received was answered (srv.blob is unused) */
+static void srv_quiesce(void)
+{
+	for (int i = 0; i < 500; i++) {
+		bool idle;
+
+		pthread_mutex_lock(&srv.lock);
+		idle = srv.nsent == srv.ntotal;
+		pthread_mutex_unlock(&srv.lock);
+		if (idle)
+			return;
+		usleep(10000);
+	}
 }
 
 static void *srv_main(void *arg)
@@ -154,7 +209,10 @@ static int srv_stop(void **state)
 static void q_reset(void)
 {
 	pthread_mutex_lock(&srv.lock);
-	srv.nq = srv.next = srv.nreq = 0;
+	srv.nq = srv.next = srv.nreq = srv.ntotal = srv.nsent = 0;
+	srv.blob = NULL;
+	srv.blob_len = 0;
+	srv.delay_ms = 0;
 	pthread_mutex_unlock(&srv.lock);
 }
 
@@ -443,6 +501,238 @@ static void test_s3_read_eof_and_readahead(void **state)
 	be_close(be);
 }
 
+static size_t n_total(void)
+{
+	size_t n;
+
+	pthread_mutex_lock(&srv.lock);
+	n = srv.ntotal;
+	pthread_mutex_unlock(&srv.lock);
+	return n;
+}
+
+/* a recognisable object: byte i is a function of i */
+static char *make_blob(size_t n)
+{
+	char *b = malloc(n);
+
+	assert_non_null(b);
+	for (size_t i = 0; i < n; i++)
+		b[i] = (char)((i * 7 + i / 251) & 0xff);
+	return b;
+}
+
+/* wait up to 3 s until the server answered `n` requests */
+static void wait_total(size_t n)
+{
+	for (int i = 0; i < 300 && n_total() < n; i++)
+		usleep(10000);
+	usleep(50000); /* and let the answers land in the cache */
+}
+
+/* whether one recorded request asked for exactly `range` */
+static bool asked(const char *range)
+{
+	char want[96];
+	bool found = false;
+
+	snprintf(want, sizeof(want), "\r\nRange: bytes=%s\r\n", range);
+	pthread_mutex_lock(&srv.lock);
+	for (size_t i = 0; i < srv.nreq && !found; i++)
+		found = strcasestr(srv.reqs[i], want) != NULL;
+	pthread_mutex_unlock(&srv.lock);
+	return found;
+}
+
+struct reader {
+	struct backend *be;
+	const char *path;
+	off_t off;
+	size_t size;
+	char buf[4096];
+	ssize_t got;
+	pthread_t th;
+};
+
+static void *reader_main(void *arg)
+{
+	struct reader *r = arg;
+
+	r->got = be_read(r->be, r->path, r->buf, r->size, r->off);
+	return NULL;
+}
+
+/* readers that need a window being fetched wait for it: one GET in all */
+static void test_s3_read_concurrent_readers_share_one_fetch(void **state)
+{
+	struct stfs_conf c = mkconf();
+	struct backend *be;
+	size_t blen = 64 << 10;
+	char *blob = make_blob(blen);
+	struct reader rd[4] = {
+		{.off = 0, .size = 4096},
+		{.off = 1000, .size = 4096},
+		{.off = 30000, .size = 4096},
+		{.off = (off_t)blen - 100, .size = 4096},
+	};
+
+	(void)state;
+	q_reset();
+	pthread_mutex_lock(&srv.lock);
+	srv.blob = blob;
+	srv.blob_len = blen;
+	srv.delay_ms = 300;
+	pthread_mutex_unlock(&srv.lock);
+	assert_int_equal(be_open_ops(&be_s3_ops, "s3://ckpt/ns/", &c, &be), 0);
+	for (int i = 0; i < 4; i++) {
+		rd[i].be = be;
+		rd[i].path = "big.ser";
+		assert_int_equal(
+			pthread_create(&rd[i].th, NULL, reader_main, &rd[i]),
+			0);
+		if (i == 0)
+			usleep(100000); /* the first one's GET is under way */
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(rd[i].th, NULL);
+	assert_int_equal(n_total(), 1);
+	assert_true(asked("0-131071"));
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(rd[i].got, 4096);
+		assert_memory_equal(rd[i].buf, blob + rd[i].off, 4096);
+	}
+	assert_int_equal(rd[3].got, 100); /* short at the end */
+	assert_memory_equal(rd[3].buf, blob + blen - 100, 100);
+	be_close(be);
+	srv_quiesce();
+	free(blob);
+}
+
+/*
+ * A sequential reader: 128 KiB, then 256 KiB (a continuation), and reading
+ * that one prefetches the next two windows (512 KiB, 1 MiB) in the
+ * background, so the rest of the object is read without a GET.
+ */
+static void test_s3_read_sequential_prefetches(void **state)
+{
+	struct stfs_conf c = mkconf();
+	struct backend *be;
+	size_t blen = (128 << 10) + (256 << 10) + (512 << 10) + 1000, off;
+	char *blob = make_blob(blen);
+	char *buf = malloc(64 << 10);
+
+	(void)state;
+	assert_non_null(buf);
+	q_reset();
+	pthread_mutex_lock(&srv.lock);
+	srv.blob = blob;
+	srv.blob_len = blen;
+	pthread_mutex_unlock(&srv.lock);
+	assert_int_equal(be_open_ops(&be_s3_ops, "s3://ckpt/ns/", &c, &be), 0);
+	for (off = 0; off < (384 << 10); off += 64 << 10) {
+		assert_int_equal(be_read(be, "big", buf, 64 << 10, (off_t)off),
+				 64 << 10);
+		assert_memory_equal(buf, blob + off, 64 << 10);
+	}
+	wait_total(4);
+	assert_int_equal(n_total(), 4);
+	assert_true(asked("0-131071"));
+	assert_true(asked("131072-393215"));
+	assert_true(asked("393216-917503"));
+	assert_true(asked("917504-1966079"));
+	for (; off < blen; off += 64 << 10) {
+		size_t want = blen - off < (64 << 10) ? blen - off : 64 << 10;
+
+		assert_int_equal(be_read(be, "big", buf, 64 << 10, (off_t)off),
+				 (ssize_t)want);
+		assert_memory_equal(buf, blob + off, want);
+	}
+	assert_int_equal(be_read(be, "big", buf, 10, (off_t)blen), 0);
+	usleep(100000);
+	assert_int_equal(n_total(), 4); /* the end is known: no more GETs */
+	be_close(be);
+	srv_quiesce();
+	free(buf);
+	free(blob);
+}
+
+/* non-adjacent reads fetch small windows and never prefetch */
+static void test_s3_read_random_no_prefetch(void **state)
+{
+	struct stfs_conf c = mkconf();
+	struct backend *be;
+	size_t blen = 1 << 20;
+	char *blob = make_blob(blen);
+	char buf[4096];
+	static const off_t offs[] = {0, 500000, 300000, 20000};
+
+	(void)state;
+	q_reset();
+	pthread_mutex_lock(&srv.lock);
+	srv.blob = blob;
+	srv.blob_len = blen;
+	pthread_mutex_unlock(&srv.lock);
+	assert_int_equal(be_open_ops(&be_s3_ops, "s3://ckpt/ns/", &c, &be), 0);
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(be_read(be, "r", buf, sizeof(buf), offs[i]),
+				 (ssize_t)sizeof(buf));
+		assert_memory_equal(buf, blob + offs[i], sizeof(buf));
+	}
+	usleep(200000);
+	/* the last one was served from the first window */
+	assert_int_equal(n_total(), 3);
+	assert_true(asked("500000-631071"));
+	/* clipped to where the window at 500000 starts */
+	assert_true(asked("300000-431071"));
+	be_close(be);
+	srv_quiesce();
+	free(blob);
+}
+
+/* a reader waiting on a fetch that hits the deadline fails with it */
+static void test_s3_read_waiter_shares_timeout(void **state)
+{
+	struct stfs_conf c = mkconf();
+	struct backend *be;
+	char blob[100];
+	struct reader rd[2] = {{.off = 0, .size = 10}, {.off = 50, .size = 10}};
+	int64_t t0;
+
+	(void)state;
+	memset(blob, 'x', sizeof(blob));
+	c.timeout_ms = 400;
+	c.retries = 0;
+	q_reset();
+	pthread_mutex_lock(&srv.lock);
+	srv.blob = blob;
+	srv.blob_len = sizeof(blob);
+	srv.delay_ms = 1500;
+	pthread_mutex_unlock(&srv.lock);
+	assert_int_equal(be_open_ops(&be_s3_ops, "s3://ckpt/ns/", &c, &be), 0);
+	t0 = mono_ms();
+	for (int i = 0; i < 2; i++) {
+		rd[i].be = be;
+		rd[i].path = "slow";
+		assert_int_equal(
+			pthread_create(&rd[i].th, NULL, reader_main, &rd[i]),
+			0);
+		if (i == 0)
+			usleep(100000);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(rd[i].th, NULL);
+	assert_true(mono_ms() - t0 < 400 + 900);
+	assert_int_equal(rd[0].got, -ETIMEDOUT);
+	assert_int_equal(rd[1].got, -ETIMEDOUT);
+	assert_int_equal(n_total(), 1);
+	/* the same read again within a second: answered at once */
+	t0 = mono_ms();
+	assert_int_equal(be_read(be, "slow", rd[0].buf, 10, 0), -ETIMEDOUT);
+	assert_true(mono_ms() - t0 < 100);
+	be_close(be);
+	srv_quiesce(); /* the server thread finishes its slow answer */
+}
+
 static void test_s3_503_storm_gives_eio(void **state)
 {
 	struct stfs_conf c = mkconf();
@@ -639,6 +929,11 @@ int main(void)
 		cmocka_unit_test(test_s3_list_hostile_names_skipped),
 		cmocka_unit_test(test_s3_stat_file_dir_missing),
 		cmocka_unit_test(test_s3_read_eof_and_readahead),
+		cmocka_unit_test(
+			test_s3_read_concurrent_readers_share_one_fetch),
+		cmocka_unit_test(test_s3_read_sequential_prefetches),
+		cmocka_unit_test(test_s3_read_random_no_prefetch),
+		cmocka_unit_test(test_s3_read_waiter_shares_timeout),
 		cmocka_unit_test(test_s3_503_storm_gives_eio),
 		cmocka_unit_test(test_s3_remove_and_remove_many),
 		cmocka_unit_test(test_s3_session_token_and_anonymous),
