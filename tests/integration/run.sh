@@ -13,7 +13,7 @@ for t in test_*.sh; do
 	out=$(timeout 600 bash "$t" 2>&1)
 	rc=$?
 	echo "$out"
-	line=$(echo "$out" | grep -E '^[a-z_]+: [0-9]+ passed, [0-9]+ failed' | tail -1)
+	line=$(echo "$out" | grep -E '^[a-z0-9_]+: [0-9]+ passed, [0-9]+ failed' | tail -1)
 	tp=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed.*/\1/p')
 	tf=$(echo "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
 	[ -z "$line" ] && tf=1 tp=0
