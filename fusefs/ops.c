@@ -136,13 +136,42 @@ struct dir_fill {
 	void *buf;
 	fuse_fill_dir_t filler;
 	bool plus;
+	off_t next; /* offset of the entry being filled */
 };
 
+/*
+ * Entries carry offsets (not the 0 of libfuse's buffered mode): only then
+ * does libfuse's READDIRPLUS reply carry inode numbers and attributes that
+ * the kernel keeps, sparing one LOOKUP per entry.
+ */
 static int dir_fill(void *cookie, const char *name, const struct stat *st)
 {
 	struct dir_fill *d = cookie;
 
-	return d->filler(d->buf, name, st, 0, d->plus ? FUSE_FILL_DIR_PLUS : 0);
+	return d->filler(d->buf, name, st, ++d->next,
+			 d->plus ? FUSE_FILL_DIR_PLUS : 0);
+}
+
+/*
+ * A checkpoint's directory never changes but by deletion through stfs
+ * (which the kernel sees): let the kernel keep its listing.  Every other
+ * directory follows the sources and is listed afresh.
+ */
+static int fs_opendir(const char *path, struct fuse_file_info *fi)
+{
+	struct view v;
+	struct node *n = NULL;
+	int rc;
+
+	rc = lookup(&v, path, &n);
+	if (rc == 0 && (n->kind == ND_CKPT ||
+			(n->kind == ND_SUBDIR && n->group == OG_CKPT))) {
+		fi->cache_readdir = 1;
+		fi->keep_cache = 1;
+	}
+	free(n);
+	view_close(&v);
+	return rc;
 }
 
 static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t filler,
@@ -157,15 +186,20 @@ static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t filler,
 	struct node *n = NULL;
 	int rc;
 
-	(void)off;
 	(void)fi;
 	STFS_INC(fs, readdir);
 	rc = lookup(&v, path, &n);
-	if (rc == 0) {
-		filler(buf, ".", NULL, 0, 0);
-		filler(buf, "..", NULL, 0, 0);
-		rc = tree_list(&v, path, n, dir_fill, &d);
-	}
+	if (rc)
+		goto out;
+	/* "." is offset 1, ".." 2, entry k (from 0) 3 + k */
+	if (off < 1 && filler(buf, ".", NULL, 1, 0))
+		goto out;
+	if (off < 2 && filler(buf, "..", NULL, 2, 0))
+		goto out;
+	v.list_skip = off > 2 ? (long)(off - 2) : 0;
+	d.next = 2 + v.list_skip;
+	rc = tree_list(&v, path, n, dir_fill, &d);
+out:
 	free(n);
 	view_close(&v);
 	return rc;
@@ -336,6 +370,10 @@ static int fs_getxattr(const char *path, const char *name, char *value,
 	int rc;
 
 	STFS_INC(fs_ctx(), xattr);
+	/* ls -l asks every file for ACLs and security labels: answer
+	 * without resolving anything */
+	if (strncmp(name, "user.stfs.", 10) != 0)
+		return -ENODATA;
 	rc = lookup(&v, path, &n);
 	if (rc == 0)
 		rc = xattr_value(&v, n, name, val, sizeof(val));
@@ -593,6 +631,7 @@ static int fs_removexattr(const char *p, const char *n)
 const struct fuse_operations stfs_ops = {
 	.init = fs_init,
 	.getattr = fs_getattr,
+	.opendir = fs_opendir,
 	.readdir = fs_readdir,
 	.open = fs_open,
 	.read = fs_read,

@@ -37,6 +37,7 @@ void view_open(struct stfs *fs, struct view *v)
 	v->snap = stfs_engine(fs, 0);
 	v->now_ms = now_ms();
 	v->caller_allowed = NULL;
+	v->list_skip = 0;
 }
 
 void view_close(struct view *v)
@@ -955,6 +956,10 @@ static int emit(struct lister *l, const char *name)
 		     strcmp(l->path, "/") == 0 ? "" : "/",
 		     name) >= (int)sizeof(child))
 		return 0;
+	if (l->v->list_skip > 0) {
+		l->v->list_skip--;
+		return 0;
+	}
 	n = malloc(sizeof(*n));
 	if (!n)
 		return -ENOMEM;

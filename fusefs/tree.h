@@ -31,6 +31,9 @@ struct view {
 	int64_t now_ms;
 	/* whether the caller may delete (for `deletable`); NULL: yes */
 	bool (*caller_allowed)(struct stfs *fs);
+	/* tree_list skips this many entries first, without resolving them
+	 * (a readdir continuing at an offset) */
+	long list_skip;
 };
 
 /** Take the current catalog and engine snapshot (refs). */
