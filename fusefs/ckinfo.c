@@ -1,9 +1,13 @@
 #include "ckinfo.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "pcache.h"
@@ -23,16 +27,22 @@ struct ck_entry {
 struct ckinfo_table {
 	pthread_mutex_t lock;
 	struct ck_entry *bucket[CK_BUCKETS]; /* protected by lock */
+	int fd; /* the persistent cache, appended to; -1: none */
 };
 
 struct ckinfo_table *ckinfo_new(void)
 {
 	struct ckinfo_table *t = calloc(1, sizeof(*t));
 
-	if (t)
+	if (t) {
 		pthread_mutex_init(&t->lock, NULL);
+		t->fd = -1;
+	}
 	return t;
 }
+
+static void ck_insert(struct ckinfo_table *t, const char *key, uint64_t size,
+		      int64_t mtime_ns, int type);
 
 void ckinfo_free(struct ckinfo_table *t)
 {
@@ -47,8 +57,65 @@ void ckinfo_free(struct ckinfo_table *t)
 			free(e);
 		}
 	}
+	if (t->fd >= 0)
+		close(t->fd);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
+}
+
+/* A cache file this large is started again rather than read. */
+#define CK_FILE_MAX ((off_t)32 << 20)
+
+int ckinfo_persist(struct ckinfo_table *t, const char *state_dir,
+		   const char *uri)
+{
+	char path[4096], line[4300];
+	FILE *f;
+	int fd;
+
+	if (!state_dir)
+		return -EINVAL;
+	/* one file per namespace: keys are relative to it */
+	snprintf(path, sizeof(path), "%s/ckinfo-%016" PRIx64 ".cache",
+		 state_dir, pcache_hash(uri));
+	fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
+		  0600);
+	if (fd < 0)
+		return -errno;
+	if (lseek(fd, 0, SEEK_END) > CK_FILE_MAX && ftruncate(fd, 0) != 0) {
+		close(fd);
+		return -EIO;
+	}
+	f = fdopen(dup(fd), "r");
+	if (f) {
+		rewind(f);
+		while (fgets(line, sizeof(line), f)) {
+			char *p = line, *end;
+			long type;
+			uint64_t size;
+			long long mtime;
+
+			type = strtol(p, &end, 10);
+			if (end == p || *end != ' ' || type < 0 ||
+			    type >= CKPT_TYPE_UNKNOWN)
+				continue;
+			p = end + 1;
+			size = strtoull(p, &end, 10);
+			if (end == p || *end != ' ')
+				continue;
+			p = end + 1;
+			mtime = strtoll(p, &end, 10);
+			if (end == p || *end != ' ')
+				continue;
+			p = end + 1;
+			p[strcspn(p, "\n")] = '\0';
+			if (*p)
+				ck_insert(t, p, size, mtime, (int)type);
+		}
+		fclose(f);
+	}
+	t->fd = fd;
+	return 0;
 }
 
 static int ck_lookup(struct ckinfo_table *t, const struct cat_obj *o, size_t b)
@@ -100,28 +167,46 @@ static int ck_decode(struct stfs *fs, const struct cat_obj *o)
 	return info.type;
 }
 
-int ckinfo_type(struct stfs *fs, const struct cat_obj *o)
+static void ck_insert(struct ckinfo_table *t, const char *key, uint64_t size,
+		      int64_t mtime_ns, int type)
 {
-	struct ckinfo_table *t = fs->ck;
-	size_t b = pcache_hash(o->key) % CK_BUCKETS;
-	struct ck_entry *e;
-	int type = ck_lookup(t, o, b);
+	size_t b = pcache_hash(key) % CK_BUCKETS;
+	struct ck_entry *e = calloc(1, sizeof(*e));
 
-	if (type >= 0)
-		return type;
-	type = ck_decode(fs, o);
-	e = calloc(1, sizeof(*e));
-	if (!e || !(e->key = strdup(o->key))) {
+	if (!e || !(e->key = strdup(key))) {
 		free(e);
-		return type;
+		return;
 	}
-	e->size = o->size;
-	e->mtime_ns = o->mtime_ns;
+	e->size = size;
+	e->mtime_ns = mtime_ns;
 	e->type = type;
 	pthread_mutex_lock(&t->lock);
 	e->next = t->bucket[b];
 	t->bucket[b] = e;
 	pthread_mutex_unlock(&t->lock);
+}
+
+int ckinfo_type(struct stfs *fs, const struct cat_obj *o)
+{
+	struct ckinfo_table *t = fs->ck;
+	size_t b = pcache_hash(o->key) % CK_BUCKETS;
+	int type = ck_lookup(t, o, b);
+	char line[4300];
+	int n;
+
+	if (type >= 0)
+		return type;
+	type = ck_decode(fs, o);
+	ck_insert(t, o->key, o->size, o->mtime_ns, type);
+	/* remember decoded types across mounts; read failures may pass */
+	if (t->fd >= 0 && type != CKPT_TYPE_UNKNOWN) {
+		n = snprintf(line, sizeof(line),
+			     "%d %" PRIu64 " %" PRId64 " %s\n", type, o->size,
+			     o->mtime_ns, o->key);
+		if (n > 0 && (size_t)n < sizeof(line) &&
+		    write(t->fd, line, (size_t)n) != n)
+			log_debug("ckinfo cache: short write");
+	}
 	return type;
 }
 
@@ -170,8 +255,9 @@ void ckinfo_prefetch_job(struct stfs *fs, const struct cat_job *cj)
 					p.objs[p.n++] = o;
 			}
 		}
-	if (p.n > 1)
-		for (; nt < CK_THREADS && nt < p.n; nt++)
+	/* threads pay off against a remote store only */
+	if (p.n > 4 && strcmp(fs->ckpt->ops->name, "local") != 0)
+		for (; nt < CK_THREADS && nt < p.n / 2; nt++)
 			if (pthread_create(&t[nt], NULL, prefetch_worker, &p))
 				break;
 	prefetch_worker(&p); /* this thread helps, and finishes the rest */

@@ -15,6 +15,15 @@ struct ckinfo_table *ckinfo_new(void);
 void ckinfo_free(struct ckinfo_table *t);
 
 /**
+ * Keep decoded types in state_dir (one file per namespace `uri`, lines
+ * "type size mtime_ns key"), loading what an earlier mount decoded: objects
+ * never change in place, so a type is known for good by (key, size,
+ * mtime).  0 or -errno (then the cache is memory-only).
+ */
+int ckinfo_persist(struct ckinfo_table *t, const char *state_dir,
+		   const char *uri);
+
+/**
  * The enum ckpt_type of object `o` (reads it once through fs->ckpt), or
  * CKPT_TYPE_UNKNOWN when it cannot be read or decoded (logged once).
  */

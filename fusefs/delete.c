@@ -334,6 +334,19 @@ static struct decision *decision_get(struct stfs *fs, const char *id, int *err)
 			decision_free(old);
 			break;
 		}
+		/* forget sessions idle for long: the cache stays small after
+		 * an rm -r of many jobs */
+		for (struct decision **pp = &dc->head; *pp;) {
+			struct decision *old = *pp;
+
+			if (copy->last_use_mono_ms - old->last_use_mono_ms >
+			    6 * GHOST_MS) {
+				*pp = old->next;
+				decision_free(old);
+			} else {
+				pp = &old->next;
+			}
+		}
 		copy->next = dc->head;
 		dc->head = copy;
 		d->ghost = catalog_get(copy->ghost);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "audit.h"
+#include "ckinfo.h"
 #include "engine.h"
 #include "http.h"
 #include "log.h"
@@ -318,6 +319,14 @@ int main(int argc, char *argv[])
 			"it is usable)\n",
 			fs.conf.state_dir, strerror(-rc));
 		fs.rel = NULL;
+	}
+	if (fs.rel) {
+		rc = ckinfo_persist(fs.ck, fs.conf.state_dir,
+				    fs.conf.checkpoint);
+		if (rc)
+			fprintf(stderr,
+				"stfs: state_dir=%s: checkpoint type cache: %s\n",
+				fs.conf.state_dir, strerror(-rc));
 	}
 	rc = audit_open(fs.conf.audit_log, (size_t)4 << 20, &fs.audit);
 	if (rc) {

@@ -1132,6 +1132,8 @@ int tree_list(struct view *v, const char *path, const struct node *n,
 		if (list_group(&l, node_group(n), ""))
 			return 0;
 		if (n->job.cj)
+			ckinfo_prefetch_job(v->fs, n->job.cj);
+		if (n->job.cj)
 			for (size_t i = 0; i < n->job.cj->n_pipes; i++) {
 				const struct cat_pipe *p = &n->job.cj->pipes[i];
 
