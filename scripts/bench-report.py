@@ -15,6 +15,7 @@ nobj, ndirs, nbytes, runs, bigsize = sys.argv[3:8]
 TOOLS = ["raw", "stfs", "s3fs", "rclone"]
 OPS = [
     ("du_cold", "du -s (cold, fresh mount)"),
+    ("du_cold_known", "du -s cold, types remembered"),
     ("du_cold_pipes", "du -s jobs/*/pipelines cold"),
     ("du_warm", "du -s (warm)"),
     ("ls_lR", "ls -lR | wc -l"),
@@ -22,7 +23,8 @@ OPS = [
     ("read_all", "cat every object | wc -c"),
     ("big", "cat one 256 MiB object"),
 ]
-META = {"du_cold", "du_cold_pipes", "du_warm", "ls_lR", "find"}
+META = {"du_cold", "du_cold_known", "du_cold_pipes", "du_warm", "ls_lR",
+        "find"}
 
 times = defaultdict(list)
 with open(f"{d}/results.tsv") as f:

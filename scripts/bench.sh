@@ -102,7 +102,7 @@ SIG=(--aws-sigv4 aws:amz:us-east-1:s3 --user S3RVER:S3RVER
 mount_stfs() {
 	local mnt=$1 pid
 	mkdir -p "$mnt" "$mnt.big"
-	"$STFS" -f -o "checkpoint=s3://$BUCKET/$PREFIX/,endpoint=$ENDPOINT,region=us-east-1,path_style,engine=http://127.0.0.1:$DEADPORT,timeout=5000,state_dir=$T/sd" \
+	"$STFS" -f -o "checkpoint=s3://$BUCKET/$PREFIX/,endpoint=$ENDPOINT,region=us-east-1,path_style,engine=http://127.0.0.1:$DEADPORT,timeout=5000,state_dir=$T/sd-${STFS_SD:-$run}" \
 		"$mnt" >>"$T/stfs.log" 2>&1 &
 	pid=$!
 	wait_mounted "$mnt" $pid || return 1
@@ -298,10 +298,16 @@ bench_size() {
 					"$(stfs_counters "$T/mnt-stfs.big")" >>"$T/counters-big.tsv"
 			umount_all
 		done
-		# diagnostic: stfs's checkpoint subtrees alone, without the
-		# per-job pseudo-files (status, deletable) whose size needs the
-		# type of every checkpoint object
+		# a second first mount of the namespace, with the state_dir of the
+		# first: the checkpoint types decoded then are remembered
 		if mount_stfs "$T/mnt-stfs"; then
+			timed $n du_cold_known stfs $run op_du "$WALK"
+			umount_all
+		fi
+		# diagnostic: stfs's checkpoint subtrees alone, without the
+		# per-job savepoints/ whose links need the type of every
+		# checkpoint object (a fresh state_dir)
+		if STFS_SD=pipes-$run mount_stfs "$T/mnt-stfs"; then
 			timed $n du_cold_pipes stfs $run bash -c 'du -sc "$1"/*/pipelines | tail -1' _ "$WALK"
 			printf '%s\t%s\t%s\n' "$n" "$run" \
 				"$(stfs_counters "$T/mnt-stfs")" >>"$T/counters-pipes.tsv"
