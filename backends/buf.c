@@ -105,3 +105,14 @@ char *buf_detach(struct buf *b, size_t *len)
 	buf_init(b, b->max);
 	return p;
 }
+
+void buf_fmt(char *dst, size_t sz, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!sz)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(dst, sz, fmt, ap);
+	va_end(ap);
+}

@@ -34,6 +34,13 @@ int buf_printf(struct buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int buf_vprintf(struct buf *b, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
+/**
+ * snprintf into a fixed array, truncating silently (messages, names): for
+ * places where a cut-off text is fine and a warning about it is not.
+ */
+void buf_fmt(char *dst, size_t sz, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /** Drop the contents, keep the allocation. */
 void buf_reset(struct buf *b);
 /** Free the contents; the buffer is empty again (buf_init state, same max). */

@@ -68,21 +68,6 @@ static struct engine_snap oom_snap = {
 	.errmsg = "out of memory",
 };
 
-/* snprintf that never warns about (intended) truncation. */
-static void fmt_msg(char *dst, size_t sz, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void fmt_msg(char *dst, size_t sz, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!sz)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(dst, sz, fmt, ap);
-	va_end(ap);
-}
-
 static int64_t eng_mono_ms(void)
 {
 	struct timespec ts;
@@ -230,7 +215,7 @@ int engine_new(const struct stfs_conf *conf, struct engine **out)
 		e->userpwd = malloc(n);
 		if (!e->userpwd)
 			goto fail;
-		fmt_msg(e->userpwd, n, "%s:%s", conf->engine_user, pw);
+		buf_fmt(e->userpwd, n, "%s:%s", conf->engine_user, pw);
 	}
 	e->timeout_ms = conf->timeout_ms ? conf->timeout_ms : 5000;
 	e->connect_ms =
@@ -305,12 +290,12 @@ static int eng_get(struct engine *e, const char *base, const char *path,
 	int rc;
 
 	if (left <= 0) {
-		fmt_msg(why, whysz, "deadline reached");
+		buf_fmt(why, whysz, "deadline reached");
 		return -ETIMEDOUT;
 	}
 	if ((size_t)snprintf(url, sizeof(url), "%s%s", base, path) >=
 	    sizeof(url)) {
-		fmt_msg(why, whysz, "URL too long");
+		buf_fmt(why, whysz, "URL too long");
 		return -EINVAL;
 	}
 	req = (struct http_req){
@@ -326,11 +311,11 @@ static int eng_get(struct engine *e, const char *base, const char *path,
 	atomic_fetch_add(&e->st_requests, 1);
 	rc = http_perform(&req, resp);
 	if (rc) {
-		fmt_msg(why, whysz, "%s", resp->error);
+		buf_fmt(why, whysz, "%s", resp->error);
 		return rc == -EFBIG ? -EPROTO : rc;
 	}
 	if (resp->status < 200 || resp->status >= 300) {
-		fmt_msg(why, whysz, "%s", resp->error);
+		buf_fmt(why, whysz, "%s", resp->error);
 		return -EAGAIN;
 	}
 	return 0;
@@ -356,7 +341,7 @@ static int fetch_list(struct engine *e, const char *base, const char *path,
 	rc = engine_parse_job_list(resp.body.data, resp.body.len, running, root,
 				   jobs, n, &total, msg, sizeof(msg));
 	if (rc) {
-		fmt_msg(why, whysz, "GET %s%s: %s",
+		buf_fmt(why, whysz, "GET %s%s: %s",
 			http_redact_url(base, red, sizeof(red)), path, msg);
 		goto out;
 	}
@@ -370,7 +355,7 @@ static int fetch_list(struct engine *e, const char *base, const char *path,
 	     page++) {
 		size_t got = *n;
 
-		fmt_msg(qpath, sizeof(qpath), "%s?page=%ld&rows=%zu", path,
+		buf_fmt(qpath, sizeof(qpath), "%s?page=%ld&rows=%zu", path,
 			page, rows);
 		rc = eng_get(e, base, qpath, deadline, ENGINE_LIST_MAX, &resp,
 			     why, whysz);
@@ -384,7 +369,7 @@ static int fetch_list(struct engine *e, const char *base, const char *path,
 					   running, root, jobs, n, &t2, msg,
 					   sizeof(msg));
 		if (rc) {
-			fmt_msg(why, whysz, "GET %s%s: %s",
+			buf_fmt(why, whysz, "GET %s%s: %s",
 				http_redact_url(base, red, sizeof(red)), qpath,
 				msg);
 			goto out;
@@ -523,7 +508,7 @@ static struct engine_snap *do_fetch(struct engine *e)
 	}
 	s->err = err;
 	if (!s->errmsg[0])
-		fmt_msg(s->errmsg, sizeof(s->errmsg), "engine did not answer");
+		buf_fmt(s->errmsg, sizeof(s->errmsg), "engine did not answer");
 	atomic_fetch_add(&e->st_failures, 1);
 	log_warn("engine: cannot list jobs: %s", s->errmsg);
 	return s;
@@ -543,7 +528,7 @@ static void carry_over(struct engine_snap *s, struct engine_snap *prev)
 	s->jobs = owner->jobs;
 	s->n_jobs = owner->n_jobs;
 	s->data_ms = owner->data_ms;
-	fmt_msg(s->source, sizeof(s->source), "%s", owner->source);
+	buf_fmt(s->source, sizeof(s->source), "%s", owner->source);
 }
 
 static struct engine_snap *failed_snap(int err, const char *msg)
@@ -555,7 +540,7 @@ static struct engine_snap *failed_snap(int err, const char *msg)
 	s->refs = 1;
 	s->err = err;
 	s->fetched_mono_ms = eng_mono_ms();
-	fmt_msg(s->errmsg, sizeof(s->errmsg), "%s", msg);
+	buf_fmt(s->errmsg, sizeof(s->errmsg), "%s", msg);
 	return s;
 }
 
@@ -704,7 +689,7 @@ int engine_job_info(struct engine *e, const char *id, struct engine_job *out)
 	memset(out, 0, sizeof(*out));
 	if (!id_digits(id))
 		return -EINVAL;
-	fmt_msg(path, sizeof(path), "/job-info/%s", id);
+	buf_fmt(path, sizeof(path), "/job-info/%s", id);
 	if (first >= e->n_urls)
 		first = 0;
 	http_resp_init(&resp);

@@ -20,21 +20,6 @@
 
 #include "log.h"
 
-/* snprintf that never warns about (intended) truncation. */
-static void fmt_msg(char *dst, size_t sz, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void fmt_msg(char *dst, size_t sz, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!sz)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(dst, sz, fmt, ap);
-	va_end(ap);
-}
-
 static const char *const state_names[JS_COUNT] = {
 	[JS_INITIALIZING] = "INITIALIZING",
 	[JS_CREATED] = "CREATED",
@@ -289,9 +274,9 @@ int engine_job_from_json(json_t *obj, bool running, struct engine_job *out)
 	if (json_is_string(jid)) {
 		if (json_string_length(jid) >= sizeof(idbuf))
 			return -EPROTO;
-		fmt_msg(idbuf, sizeof(idbuf), "%s", json_string_value(jid));
+		buf_fmt(idbuf, sizeof(idbuf), "%s", json_string_value(jid));
 	} else if (json_is_integer(jid) && json_integer_value(jid) >= 0) {
-		fmt_msg(idbuf, sizeof(idbuf), "%lld",
+		buf_fmt(idbuf, sizeof(idbuf), "%lld",
 			(long long)json_integer_value(jid));
 	} else {
 		return -EPROTO;
@@ -344,7 +329,7 @@ static bool error_body(json_t *root, char *msg, size_t msgsz)
 	if (!st || strcasecmp(st, "fail") != 0)
 		return false;
 	m = json_string_value(json_object_get(root, "message"));
-	fmt_msg(msg, msgsz, "engine error: %s", m ? m : "(no message)");
+	buf_fmt(msg, msgsz, "engine error: %s", m ? m : "(no message)");
 	return true;
 }
 
@@ -354,12 +339,12 @@ static json_t *load(const char *txt, size_t len, char *msg, size_t msgsz)
 	json_t *root;
 
 	if (!txt) {
-		fmt_msg(msg, msgsz, "empty answer");
+		buf_fmt(msg, msgsz, "empty answer");
 		return NULL;
 	}
 	root = json_loadb(txt, len, 0, &jerr);
 	if (!root)
-		fmt_msg(msg, msgsz, "not JSON: %s (line %d)", jerr.text,
+		buf_fmt(msg, msgsz, "not JSON: %s (line %d)", jerr.text,
 			jerr.line);
 	return root;
 }
@@ -393,7 +378,7 @@ int engine_parse_job_list(const char *txt, size_t len, bool running,
 			*total = (long)json_array_size(arr);
 	} else {
 		if (!error_body(doc, msg, msgsz))
-			fmt_msg(msg, msgsz, "not a job list");
+			buf_fmt(msg, msgsz, "not a job list");
 		json_decref(doc);
 		return -EPROTO;
 	}
@@ -446,7 +431,7 @@ out:
 			json_decref(*root);
 			*root = NULL;
 		}
-		fmt_msg(msg, msgsz, "out of memory");
+		buf_fmt(msg, msgsz, "out of memory");
 	}
 	json_decref(doc);
 	return rc;
@@ -466,7 +451,7 @@ int engine_parse_job_object(const char *txt, size_t len, json_t **root,
 	if (!doc)
 		return -EPROTO;
 	if (!json_is_object(doc)) {
-		fmt_msg(msg, msgsz, "not a job object");
+		buf_fmt(msg, msgsz, "not a job object");
 		json_decref(doc);
 		return -EPROTO;
 	}
@@ -475,7 +460,7 @@ int engine_parse_job_object(const char *txt, size_t len, json_t **root,
 		return -EPROTO;
 	}
 	if (json_object_size(doc) == 1 && json_object_get(doc, "jobId")) {
-		fmt_msg(msg, msgsz, "unknown job");
+		buf_fmt(msg, msgsz, "unknown job");
 		json_decref(doc);
 		return -ENOENT;
 	}
@@ -483,7 +468,7 @@ int engine_parse_job_object(const char *txt, size_t len, json_t **root,
 				  out);
 	if (rc) {
 		if (rc == -EPROTO)
-			fmt_msg(msg, msgsz,
+			buf_fmt(msg, msgsz,
 				"not a job object with a 1-19 "
 				"digit jobId");
 		json_decref(doc);
