@@ -96,6 +96,21 @@ unmount_stfs() {
 	return 1
 }
 
+# engine_jobs_tsv PORT: "<jobId>\t<jobStatus>\t<jobName>" for every job the
+# engine reports, asked directly (both list forms)
+engine_jobs_tsv() {
+	python3 - "$1" <<'PY'
+import json, sys, urllib.request
+base = "http://127.0.0.1:%s" % sys.argv[1]
+for path in ("/running-jobs", "/finished-jobs/"):
+    d = json.load(urllib.request.urlopen(base + path, timeout=5))
+    if isinstance(d, dict):
+        d = d["data"]
+    for j in d:
+        print("%s\t%s\t%s" % (j["jobId"], j["jobStatus"], j.get("jobName", "")))
+PY
+}
+
 json() { # json FILE PYEXPR  (d = the parsed file)
 	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
 }

@@ -39,16 +39,7 @@ alive() { kill -0 "$1" 2>/dev/null; }
 start_sim "$STATE/scenario.json" a
 PORT=$SIM_PORT_a
 # what the engine knows, asked directly
-python3 - "$PORT" >"$T/engine.tsv" <<'PY'
-import json, sys, urllib.request
-base = "http://127.0.0.1:%s" % sys.argv[1]
-for path in ("/running-jobs", "/finished-jobs/"):
-    d = json.load(urllib.request.urlopen(base + path, timeout=5))
-    if isinstance(d, dict):
-        d = d["data"]
-    for j in d:
-        print("%s\t%s\t%s" % (j["jobId"], j["jobStatus"], j.get("jobName", "")))
-PY
+engine_jobs_tsv "$PORT" >"$T/engine.tsv"
 storage_ids=$(cd "$NS" && ls | grep -E '^[0-9]+$' | sort)
 engine_ids=$(cut -f1 "$T/engine.tsv" | sort)
 WANT_JOBS=$(printf '%s\n%s\n' "$storage_ids" "$engine_ids" | sort -u | grep .)

@@ -14,16 +14,7 @@ OPTS="checkpoint=file://$NS/,engine=http://127.0.0.1:$PORT,imap=file://$STATE/im
 mount_stfs "$M" -o "$OPTS" || { finish; exit 1; }
 
 # what the engine knows, asked directly
-python3 - "$PORT" >"$T/engine.tsv" <<'PY'
-import json, sys, urllib.request
-base = "http://127.0.0.1:%s" % sys.argv[1]
-for path in ("/running-jobs", "/finished-jobs/"):
-    d = json.load(urllib.request.urlopen(base + path, timeout=5))
-    if isinstance(d, dict):
-        d = d["data"]
-    for j in d:
-        print("%s\t%s\t%s" % (j["jobId"], j["jobStatus"], j.get("jobName", "")))
-PY
+engine_jobs_tsv "$PORT" >"$T/engine.tsv"
 storage_ids=$(cd "$NS" && ls | grep -E '^[0-9]+$' | sort)
 engine_ids=$(cut -f1 "$T/engine.tsv" | sort)
 want=$(printf '%s\n%s\n' "$storage_ids" "$engine_ids" | sort -u | grep .)
