@@ -585,7 +585,8 @@ static int emit_tables(struct render *r, const struct fam *f,
 			continue;
 		r->tv[n++].table = k;
 	}
-	qsort(r->tv, n, sizeof(*r->tv), cmp_table_val);
+	if (n > 1)
+		qsort(r->tv, n, sizeof(*r->tv), cmp_table_val);
 	for (i = 0; i < n; i++) {
 		rc = emit_sample(r->out, f->name, j, "table", r->tv[i].table,
 				 r->tv[i].val);
