@@ -66,6 +66,8 @@ struct engine_job {
 			   */
 	int64_t finish_s; /* finishTime as epoch seconds, or 0 */
 	bool running;	  /* came from /running-jobs */
+	bool restored;	  /* isStartWithSavePoint: started from a savepoint
+			   * (`-r`); running-job objects only */
 	char *json;	  /* the job object, compact, key order kept, + "\n" */
 	size_t json_len;
 	char *metrics_json; /* the "metrics" object, compact + "\n"; "{}\n" if

@@ -296,6 +296,8 @@ int engine_job_from_json(json_t *obj, bool running, struct engine_job *out)
 	out->create_s = opt_time(obj, "createTime");
 	out->finish_s = opt_time(obj, "finishTime");
 	out->running = running;
+	out->restored =
+		json_is_true(json_object_get(obj, "isStartWithSavePoint"));
 	out->json = dump_nl(obj, &out->json_len);
 	if (!out->json)
 		goto fail;

@@ -467,7 +467,13 @@ static bool job_of(const char *path, char *id, size_t idsz)
 	return true;
 }
 
-static enum obj_class classify(struct stfs *fs, const struct node *n)
+/*
+ * The object's class.  Telling a real-layout savepoint from a superseded
+ * checkpoint reads the object's header; only R2 separates them, so the read
+ * is skipped where R2 cannot bind (`need_type` false).
+ */
+static enum obj_class classify(struct stfs *fs, const struct node *n,
+			       bool need_type)
 {
 	const struct cat_obj *o = n->obj;
 
@@ -485,7 +491,8 @@ static enum obj_class classify(struct stfs *fs, const struct node *n)
 		return OC_INFLIGHT;
 	if (o->restore_point)
 		return OC_RESTORE_POINT;
-	if (o->kind == CAT_REAL && ckinfo_type(fs, o) == CKPT_SAVEPOINT)
+	if (need_type && o->kind == CAT_REAL &&
+	    ckinfo_type(fs, o) == CKPT_SAVEPOINT)
 		return OC_SAVEPOINT;
 	return OC_SUPERSEDED;
 }
@@ -666,7 +673,12 @@ int delete_unlink(struct stfs *fs, const struct caller *c, const char *path)
 		target_done(&t);
 		return rc;
 	}
-	t.in.cls = classify(fs, &t.n);
+	t.in.cls = classify(fs, &t.n,
+			    !t.in.released && t.in.engine_err == 0 &&
+				    (t.in.state == JS_ORPHAN ||
+				     (job_state_is_end(t.in.state) &&
+				      t.in.state != JS_FINISHED &&
+				      t.in.state != JS_CANCELED)));
 	if (t.n.kind == ND_OBJ)
 		key = t.n.obj->key;
 	rules_decide(&t.in, &t.res);

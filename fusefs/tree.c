@@ -417,6 +417,24 @@ static int parse_sp_link(const char *name, int32_t *pid, int64_t *cid)
 	return 0;
 }
 
+/*
+ * Whether a real-layout savepoint can be among the job's objects.  A
+ * savepoint ends its run (SAVEPOINT_DONE), and a job resumed from one says
+ * so (isStartWithSavePoint); so a job the engine reports in a non-end state,
+ * not resumed, holds none, and its objects' headers need not be read (one
+ * GET each on an object store).  Everything else may: end states (the
+ * finished-job object does not tell how the run started), orphans, and any
+ * job while the engine cannot be asked.
+ */
+static bool savepoints_possible(const struct view *v, const struct job_view *jv)
+{
+	if (!jv->ej || jv->stale || v->snap->err)
+		return true;
+	if (job_state_is_end(jv->state) || jv->state == JS_DOING_SAVEPOINT)
+		return true;
+	return jv->ej->restored;
+}
+
 static const struct cat_obj *real_savepoint(struct view *v,
 					    const struct cat_job *cj,
 					    int32_t pid, int64_t cid)
@@ -464,6 +482,7 @@ static int resolve_job(struct view *v, struct node *n, char **c, int k)
 		if (k == 3)
 			return 0;
 		if (k == 4 && parse_sp_link(c[3], &pid, &x) == 0 &&
+		    savepoints_possible(v, &n->job) &&
 		    real_savepoint(v, n->job.cj, pid, x)) {
 			n->kind = ND_LINK;
 			snprintf(n->link, sizeof(n->link),
@@ -1131,8 +1150,9 @@ int tree_list(struct view *v, const char *path, const struct node *n,
 	case ND_SPS:
 		if (list_group(&l, node_group(n), ""))
 			return 0;
-		if (n->job.cj)
-			ckinfo_prefetch_job(v->fs, n->job.cj);
+		if (!n->job.cj || !savepoints_possible(v, &n->job))
+			return 0;
+		ckinfo_prefetch_job(v->fs, n->job.cj);
 		if (n->job.cj)
 			for (size_t i = 0; i < n->job.cj->n_pipes; i++) {
 				const struct cat_pipe *p = &n->job.cj->pipes[i];

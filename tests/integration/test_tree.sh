@@ -154,6 +154,18 @@ if [ -n "$spl" ]; then
 		"$(getfattr --only-values -n user.stfs.checkpoint_type "$spl/$f")"
 fi
 
+# a running job that was not resumed from a savepoint holds none: listing
+# its savepoints/ reads no checkpoint header
+reads() { sed -n 's/^stfs_backend_read_requests_total //p' "$M/.stfs/stats"; }
+run=$(ls "$M/by-state/RUNNING" | while read -r id; do
+	[ -d "$NS/$id" ] && grep -q '"isStartWithSavePoint":false' "$M/jobs/$id/job.json" && echo "$id"; done | head -1)
+if [ -n "$run" ]; then
+	r0=$(reads)
+	ls "$M/jobs/$run/savepoints" >/dev/null
+	cat "$M/jobs/$run/deletable" >/dev/null
+	check_eq "savepoints/ of a running, not resumed job reads no header" "$r0" "$(reads)"
+fi
+
 # stat, read, stat agree; sizes are exact
 errs=0
 for f in "$M"/jobs/*/status "$M"/jobs/*/metrics "$M"/jobs/*/job.json "$M/stfs.prom"; do
