@@ -356,9 +356,27 @@ static void test_engine_parse_job_object_running(void **state)
 	assert_string_equal(j.id, "953211384710987777");
 	assert_int_equal(j.state, JS_RUNNING);
 	assert_true(j.running);
+	assert_false(j.restored); /* "isStartWithSavePoint":false */
 	assert_non_null(strstr(j.json, "\"envOptions\":{\"job.mode\":"
 				       "\"STREAMING\",\"checkpoint.interval\":"
 				       "\"5000\",\"parallelism\":\"1\"}"));
+	engine_job_clear(&j);
+	json_decref(root);
+}
+
+static void test_engine_parse_job_object_restored(void **state)
+{
+	static const char txt[] = "{\"jobId\":\"5\",\"jobStatus\":\"RUNNING\","
+				  "\"isStartWithSavePoint\":true}";
+	struct engine_job j;
+	json_t *root = NULL;
+	char msg[200];
+
+	(void)state;
+	assert_int_equal(engine_parse_job_object(txt, strlen(txt), &root, &j,
+						 msg, sizeof(msg)),
+			 0);
+	assert_true(j.restored);
 	engine_job_clear(&j);
 	json_decref(root);
 }
@@ -467,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_engine_parse_job_list_garbage),
 		cmocka_unit_test(test_engine_parse_job_list_hostile_entries),
 		cmocka_unit_test(test_engine_parse_job_object_running),
+		cmocka_unit_test(test_engine_parse_job_object_restored),
 		cmocka_unit_test(test_engine_parse_job_object_finished),
 		cmocka_unit_test(test_engine_parse_job_object_unknown),
 		cmocka_unit_test(test_engine_parse_job_object_error_body),
