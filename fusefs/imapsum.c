@@ -15,13 +15,18 @@ struct region {
 	size_t files;
 };
 
+struct wal_file {
+	char *name; /* below the map directory */
+	uint64_t size;
+};
+
 struct walk {
+	struct wal_file *files;
+	size_t n_files, cap_files;
 	struct region *regions;
 	size_t n, cap;
 	uint64_t total;
 	int err;
-	struct backend *be;
-	const char *mapdir;
 };
 
 static bool is_wal(const char *name)
@@ -53,14 +58,11 @@ static struct region *region_of(struct walk *w, const char *name, size_t len)
 	return &w->regions[w->n++];
 }
 
+/* Collect the WAL files; they are read after the listing (a backend may
+ * hold its own lock while it calls back). */
 static int walk_fill(void *cookie, const char *name, const struct be_attr *a)
 {
 	struct walk *w = cookie;
-	const char *slash = strchr(name, '/');
-	struct region *r;
-	char path[2048];
-	uint8_t *p;
-	ssize_t got;
 
 	if (!is_wal(name) || a->type != BE_FILE)
 		return 0;
@@ -68,27 +70,62 @@ static int walk_fill(void *cookie, const char *name, const struct be_attr *a)
 		w->err = -EFBIG;
 		return 1;
 	}
-	/* the region is the first directory below the map */
-	r = region_of(w, name, slash ? (size_t)(slash - name) : 0);
-	if (!r) {
+	if (w->n_files == w->cap_files) {
+		size_t cap = w->cap_files ? w->cap_files * 2 : 16;
+		struct wal_file *f = realloc(w->files, cap * sizeof(*f));
+
+		if (!f) {
+			w->err = -ENOMEM;
+			return 1;
+		}
+		w->files = f;
+		w->cap_files = cap;
+	}
+	w->files[w->n_files].name = strdup(name);
+	if (!w->files[w->n_files].name) {
 		w->err = -ENOMEM;
 		return 1;
 	}
-	p = realloc(r->data, r->len + a->size + 1);
-	if (!p) {
-		w->err = -ENOMEM;
-		return 1;
-	}
-	r->data = p;
-	snprintf(path, sizeof(path), "%s/%s", w->mapdir, name);
-	got = a->size ? be_read(w->be, path, p + r->len, a->size, 0) : 0;
-	if (got < 0) {
-		w->err = (int)got;
-		return 1;
-	}
-	r->len += (size_t)got;
-	r->files++;
+	w->files[w->n_files++].size = a->size;
 	w->total += a->size;
+	return 0;
+}
+
+static int cmp_file(const void *a, const void *b)
+{
+	return strcmp(((const struct wal_file *)a)->name,
+		      ((const struct wal_file *)b)->name);
+}
+
+/* Read every collected file into its region, in name order. */
+static int read_regions(struct walk *w, struct backend *be, const char *mapdir)
+{
+	char path[2048];
+
+	qsort(w->files, w->n_files, sizeof(*w->files), cmp_file);
+	for (size_t i = 0; i < w->n_files; i++) {
+		const char *name = w->files[i].name, *slash = strchr(name, '/');
+		struct region *r;
+		uint8_t *p;
+		ssize_t got;
+
+		/* the region is the first directory below the map */
+		r = region_of(w, name, slash ? (size_t)(slash - name) : 0);
+		if (!r)
+			return -ENOMEM;
+		p = realloc(r->data, r->len + w->files[i].size + 1);
+		if (!p)
+			return -ENOMEM;
+		r->data = p;
+		snprintf(path, sizeof(path), "%s/%s", mapdir, name);
+		got = w->files[i].size ? be_read(be, path, p + r->len,
+						 w->files[i].size, 0)
+				       : 0;
+		if (got < 0)
+			return (int)got;
+		r->len += (size_t)got;
+		r->files++;
+	}
 	return 0;
 }
 
@@ -100,7 +137,7 @@ static int cmp_region(const void *a, const void *b)
 
 int imapsum_render(struct backend *be, const char *mapdir, struct buf *out)
 {
-	struct walk w = {.be = be, .mapdir = mapdir};
+	struct walk w = {0};
 	struct wal_summary s;
 	const uint8_t **files = NULL;
 	size_t *lens = NULL;
@@ -111,6 +148,8 @@ int imapsum_render(struct backend *be, const char *mapdir, struct buf *out)
 	rc = be_list(be, mapdir, BE_LIST_RECURSIVE, walk_fill, &w);
 	if (rc == 0)
 		rc = w.err;
+	if (rc == 0)
+		rc = read_regions(&w, be, mapdir);
 	buf_printf(out, "%-13s%s\n", "map", map ? map + 1 : mapdir);
 	if (rc == -EFBIG) {
 		rc = buf_printf(out,
@@ -154,6 +193,9 @@ int imapsum_render(struct backend *be, const char *mapdir, struct buf *out)
 			   w.regions[i].files, w.regions[i].len,
 			   sup[i] ? "superseded (removable)" : "live");
 out:
+	for (size_t i = 0; i < w.n_files; i++)
+		free(w.files[i].name);
+	free(w.files);
 	for (size_t i = 0; i < w.n; i++)
 		free(w.regions[i].data);
 	free(w.regions);

@@ -960,7 +960,6 @@ struct lister {
 	int rc;
 	int state;	  /* by-state filter */
 	const char *name; /* by-name filter */
-	int depth;	  /* ND_IMAP: components below imap/ */
 };
 
 /* Resolve and stat "<path>/<name>" and hand it to the filler. */
@@ -1041,18 +1040,43 @@ static int cmp_strp(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* An IMap directory's names, collected first: emitting resolves each
+ * entry through the same backend, which may not be re-entered from its
+ * own listing callback. */
+struct imap_names {
+	struct buf names; /* NUL-separated */
+	int depth;
+};
+
 static int imap_fill(void *cookie, const char *name, const struct be_attr *a)
 {
-	struct lister *l = cookie;
-	char sum[300];
+	struct imap_names *in = cookie;
 
-	if (emit(l, name))
+	if (buf_append(&in->names, name, strlen(name) + 1))
 		return 1;
 	/* maps are the directories of a cluster directory: imap/<c>/<map> */
-	if (a && a->type == BE_DIR && l->depth == 1 &&
-	    snprintf(sum, sizeof(sum), "%s.summary", name) < (int)sizeof(sum))
-		return emit(l, sum);
+	if (a && a->type == BE_DIR && in->depth == 1 &&
+	    (buf_puts(&in->names, name) ||
+	     buf_append(&in->names, ".summary", sizeof(".summary"))))
+		return 1;
 	return 0;
+}
+
+static int list_imap(struct lister *l, const struct node *n)
+{
+	struct imap_names in = {.depth = n->sub[0] ? 1 : 0};
+	int rc;
+
+	for (const char *s = n->sub; *s; s++)
+		in.depth += *s == '/';
+	buf_init(&in.names, (size_t)16 << 20);
+	rc = be_list(l->v->fs->imap, n->sub, 0, imap_fill, &in);
+	for (size_t o = 0; rc == 0 && o < in.names.len;
+	     o += strlen(in.names.data + o) + 1)
+		if (emit(l, in.names.data + o))
+			break;
+	buf_release(&in.names);
+	return rc;
 }
 
 static int list_names(struct lister *l, const char *const *names, int lo,
@@ -1222,10 +1246,7 @@ int tree_list(struct view *v, const char *path, const struct node *n,
 		list_names(&l, stfs_files, PF_STATS, PF_AUDIT);
 		return 0;
 	case ND_IMAP:
-		l.depth = n->sub[0] ? 1 : 0;
-		for (const char *s = n->sub; *s; s++)
-			l.depth += *s == '/';
-		return be_list(v->fs->imap, n->sub, 0, imap_fill, &l);
+		return list_imap(&l, n);
 	case ND_PSEUDO:
 	case ND_OBJ:
 	case ND_LINK:

@@ -1,0 +1,105 @@
+/*
+ * test_pcache — the pseudo-file cache: what stat saw is what read gets.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "pcache.h"
+
+static char *dup_str(const char *s)
+{
+	char *p = strdup(s);
+
+	assert_non_null(p);
+	return p;
+}
+
+static void test_pcache_insert_then_lookup(void **state)
+{
+	struct pcache *pc = pcache_new(10000);
+	struct pc_entry *a, *b;
+
+	(void)state;
+	assert_non_null(pc);
+	assert_null(pcache_lookup(pc, "/jobs/1/status"));
+	a = pcache_insert(pc, "/jobs/1/status", dup_str("hello\n"), 6, 42);
+	assert_non_null(a);
+	b = pcache_lookup(pc, "/jobs/1/status");
+	assert_ptr_equal(a, b);
+	assert_int_equal(b->len, 6);
+	assert_int_equal(b->mtime_s, 42);
+	assert_string_equal(b->data, "hello\n");
+	assert_null(pcache_lookup(pc, "/jobs/2/status"));
+	assert_int_equal(pcache_count(pc), 1);
+	pcache_put(a);
+	pcache_put(b);
+	pcache_free(pc);
+}
+
+static void test_pcache_first_render_wins(void **state)
+{
+	struct pcache *pc = pcache_new(10000);
+	struct pc_entry *a, *b;
+
+	(void)state;
+	a = pcache_insert(pc, "/p", dup_str("first"), 5, 1);
+	/* a second thread that rendered meanwhile gets the first content,
+	 * so every caller sees one size */
+	b = pcache_insert(pc, "/p", dup_str("second!"), 7, 2);
+	assert_ptr_equal(a, b);
+	assert_string_equal(b->data, "first");
+	assert_int_equal(pcache_count(pc), 1);
+	pcache_put(a);
+	pcache_put(b);
+	pcache_free(pc);
+}
+
+static void test_pcache_expiry_and_held_refs(void **state)
+{
+	struct pcache *pc = pcache_new(50);
+	struct pc_entry *a, *b;
+
+	(void)state;
+	a = pcache_insert(pc, "/p", dup_str("old"), 3, 1);
+	usleep(80 * 1000);
+	assert_null(pcache_lookup(pc, "/p"));
+	b = pcache_insert(pc, "/p", dup_str("newer"), 5, 2);
+	assert_ptr_not_equal(a, b);
+	/* an open file keeps its snapshot after expiry and replacement */
+	assert_string_equal(a->data, "old");
+	assert_string_equal(b->data, "newer");
+	pcache_clear(pc);
+	assert_int_equal(pcache_count(pc), 0);
+	assert_string_equal(a->data, "old");
+	pcache_put(a);
+	pcache_put(b);
+	pcache_free(pc);
+}
+
+static void test_pcache_hash_is_stable(void **state)
+{
+	(void)state;
+	/* FNV-1a 64 of "" and "a": the inode numbers depend on it */
+	assert_true(pcache_hash("") == 0xcbf29ce484222325ULL);
+	assert_true(pcache_hash("a") == 0xaf63dc4c8601ec8cULL);
+	assert_true(pcache_hash("/jobs/1") != pcache_hash("/jobs/2"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pcache_insert_then_lookup),
+		cmocka_unit_test(test_pcache_first_render_wins),
+		cmocka_unit_test(test_pcache_expiry_and_held_refs),
+		cmocka_unit_test(test_pcache_hash_is_stable),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
