@@ -45,6 +45,8 @@ struct be_attr {
  * the call only.  In a recursive listing `name` is the path below the
  * listed directory ("3/17/task-0/state-data") and only files are reported.
  * Return non-zero to stop the walk (list_page then still returns 0).
+ * A fill function must not call into the same backend (a backend may hold
+ * its own lock while it calls back): collect, then act.
  */
 typedef int (*be_fill_fn)(void *cookie, const char *name,
 			  const struct be_attr *attr);

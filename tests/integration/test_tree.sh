@@ -277,6 +277,13 @@ sim_ctl "$PORT" POST /__sim/fault '{"mode":"none"}' >/dev/null
 unmount_stfs "$M"
 check "the daemon exits after unmount" bash -c "! kill -0 $STFS_PID 2>/dev/null"
 
+# several engines: a dead first one fails over to the live one
+mount_stfs "$M" -o "checkpoint=file://$NS/,engine=http://127.0.0.1:1,engine=http://127.0.0.1:$PORT,state_dir=$T/statedir,timeout=2000"
+one_state=$(head -1 "$T/engine.tsv" | cut -f2)
+check_eq "a dead first engine URL fails over to the second" "$one_state" \
+	"$(getfattr --only-values -n user.stfs.state "$M/jobs/$one" 2>/dev/null)"
+unmount_stfs "$M"
+
 # mount(8) from an fstab line runs "stfs <device> <mountpoint> -o ..."
 mount_stfs "$M" stfs -o "$OPTS"
 check "an fstab-style invocation (device argument) mounts" test -d "$M/jobs/$job"
