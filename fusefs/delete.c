@@ -386,14 +386,12 @@ static void decision_note_removed(struct stfs *fs, const char *id,
 	pthread_mutex_unlock(&dc->lock);
 }
 
-struct catalog *delete_ghost(struct stfs *fs, const char *path,
-			     bool *is_removed)
+struct catalog *delete_ghost(struct stfs *fs, const char *path)
 {
 	struct decision_cache *dc = fs->dc;
 	struct catalog *g = NULL;
 	char id[24];
 
-	*is_removed = false;
 	if (!job_of(path, id, sizeof(id)))
 		return NULL;
 	pthread_mutex_lock(&dc->lock);
@@ -432,10 +430,11 @@ static bool removed(const struct decision *d, const char *key)
 void delete_void_release(struct stfs *fs, const char *id, int state,
 			 int64_t seen_ms)
 {
-	struct caller c = {.uid = 0, .pid = getpid()};
+	struct caller c = {.uid = 0};
 
 	if (!fs->rel || !release_is_released(fs->rel, id))
 		return;
+	c.pid = getpid();
 	/* only an answer the engine gave after the release voids it: a
 	 * listing fetched before it says nothing about the job since */
 	if (seen_ms <= release_time_ms(fs->rel, id))

@@ -52,10 +52,9 @@ bool delete_caller_allowed(struct stfs *fs, const struct caller *c);
  * While `rm -r` empties a job, the job's directories must stay resolvable
  * until rm reaches their rmdir: the catalog of the job as it was when the
  * deletion session began (a ref: catalog_put it), or NULL when no session
- * of the job is recent.  *is_removed is reserved (false).
+ * of the job is recent.
  */
-struct catalog *delete_ghost(struct stfs *fs, const char *path,
-			     bool *is_removed);
+struct catalog *delete_ghost(struct stfs *fs, const char *path);
 /** Whether storage key `key` was deleted in a recent session. */
 bool delete_is_removed(struct stfs *fs, const char *key);
 

@@ -84,8 +84,7 @@ static int lookup(struct view *v, const char *path, struct node **n)
 	rc = tree_resolve(v, path, *n);
 	if (rc == -ENOENT && strncmp(path, "/jobs/", 6) == 0) {
 		/* emptied by an ongoing `rm -r`: still there until its rmdir */
-		bool gone;
-		struct catalog *g = delete_ghost(v->fs, path, &gone);
+		struct catalog *g = delete_ghost(v->fs, path);
 
 		if (g) {
 			catalog_put(v->cat);

@@ -90,11 +90,12 @@ static void count_classes(struct view *v, const struct cat_job *cj, bool decode,
 					cnt[OC_INFLIGHT]++;
 				else if (o->restore_point)
 					cnt[OC_RESTORE_POINT]++;
-				else if (o->kind == CAT_REAL && !decode)
-					*merged = true, cnt[OC_SUPERSEDED]++;
-				else if (o->kind == CAT_REAL &&
-					 ckinfo_type(v->fs, o) ==
-						 CKPT_SAVEPOINT)
+				else if (o->kind == CAT_REAL && !decode) {
+					*merged = true;
+					cnt[OC_SUPERSEDED]++;
+				} else if (o->kind == CAT_REAL &&
+					   ckinfo_type(v->fs, o) ==
+						   CKPT_SAVEPOINT)
 					cnt[OC_SAVEPOINT]++;
 				else
 					cnt[OC_SUPERSEDED]++;

@@ -84,6 +84,7 @@ static void rebuild(struct stfs *fs)
 	pthread_mutex_lock(&fs->cat_lock);
 	fs->cat_building = false;
 	fs->cat_build_ms = mono_ms() - t0;
+	fs->cat_tried = mono_ms();
 	if (rc == 0 && gen != fs->cat_gen) {
 		/* something was deleted meanwhile: this listing may predate
 		 * it; the next caller lists again */
@@ -94,12 +95,9 @@ static void rebuild(struct stfs *fs)
 	} else {
 		STFS_INC(fs, catalog_errors);
 		log_warn("listing %s failed: %s", fs->ckpt->uri, strerror(-rc));
-		if (!fs->cat) {
+		/* keep serving the previous listing; retry after ttl */
+		if (!fs->cat)
 			fs->cat = empty_catalog(rc);
-		} else {
-			/* keep serving the previous listing; retry after ttl */
-			fs->cat->built_mono_ms = mono_ms();
-		}
 	}
 	pthread_cond_broadcast(&fs->cat_cond);
 	pthread_mutex_unlock(&fs->cat_lock);
@@ -123,7 +121,7 @@ struct catalog *stfs_catalog(struct stfs *fs, unsigned max_age_ms)
 	if (!max_age_ms && ttl < 10 * fs->cat_build_ms)
 		ttl = 10 * fs->cat_build_ms;
 	for (;;) {
-		if (fs->cat && mono_ms() - fs->cat->built_mono_ms < ttl) {
+		if (fs->cat && mono_ms() - fs->cat_tried < ttl) {
 			c = catalog_get(fs->cat);
 			pthread_mutex_unlock(&fs->cat_lock);
 			return c;

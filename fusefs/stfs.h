@@ -59,6 +59,8 @@ struct stfs {
 	uint64_t cat_gen;     /* protected by cat_lock; bumped by invalidate */
 	int64_t cat_build_ms; /* protected by cat_lock; last listing's duration
 			       */
+	int64_t cat_tried; /* protected by cat_lock; last listing attempt (mono
+			      ms) */
 
 	struct pcache *pc;
 	struct ckinfo_table *ck;

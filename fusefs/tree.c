@@ -562,12 +562,6 @@ static int resolve_named(struct node *n, const char *name,
 	return -ENOENT;
 }
 
-struct byname_find {
-	const char *name;
-	const char *id;
-	bool found;
-};
-
 static int resolve_imap(struct view *v, struct node *n, char **c, int k)
 {
 	int rc;
@@ -1177,21 +1171,19 @@ int tree_list(struct view *v, const char *path, const struct node *n,
 		if (!n->job.cj || !savepoints_possible(v, &n->job))
 			return 0;
 		ckinfo_prefetch_job(v->fs, n->job.cj);
-		if (n->job.cj)
-			for (size_t i = 0; i < n->job.cj->n_pipes; i++) {
-				const struct cat_pipe *p = &n->job.cj->pipes[i];
+		for (size_t i = 0; i < n->job.cj->n_pipes; i++) {
+			const struct cat_pipe *p = &n->job.cj->pipes[i];
 
-				for (size_t j = 0; j < p->n_ckpts; j++) {
-					if (!real_savepoint(v, n->job.cj, p->id,
-							    p->ckpts[j].id))
-						continue;
-					snprintf(name, sizeof(name),
-						 "%d-%" PRId64, p->id,
-						 p->ckpts[j].id);
-					if (emit(&l, name))
-						return 0;
-				}
+			for (size_t j = 0; j < p->n_ckpts; j++) {
+				if (!real_savepoint(v, n->job.cj, p->id,
+						    p->ckpts[j].id))
+					continue;
+				snprintf(name, sizeof(name), "%d-%" PRId64,
+					 p->id, p->ckpts[j].id);
+				if (emit(&l, name))
+					return 0;
 			}
+		}
 		return 0;
 	case ND_BYSTATE:
 		for (int s = 0; s < JS_COUNT; s++)
