@@ -532,7 +532,7 @@ static size_t objects_below(const struct decision *d, const struct node *n)
 	case ND_JOB:
 		live += count_live(d, cj->sp_objs, cj->n_sp, NULL);
 		live += count_live(d, cj->strays, cj->n_strays, NULL);
-		/* fall through */
+		__attribute__((fallthrough));
 	case ND_PIPES:
 		for (size_t i = 0; i < cj->n_pipes; i++)
 			live += pipe_live(d, &cj->pipes[i]);
