@@ -53,7 +53,7 @@ SAN_FAKE_OBJS := $(FAKE_SRCS:%.c=build-san/%.o)
 SAN_TEST_BINS := $(TEST_SRCS:%.c=build-san/%)
 
 .PHONY: all deps demo demo-stop test unit check fuzz bench install uninstall \
-	format format-check lint clean
+	format format-check lint clang-check clean
 all: build/stfs
 
 build/%.o: %.c $(HDRS) Makefile
@@ -134,6 +134,11 @@ format-check:
 
 lint:
 	@scripts/lint.sh
+
+# clang-check: every source compiles warning-free under clang too (lint runs it)
+clang-check:
+	@for f in $(LIB_SRCS) fusefs/main.c $(FAKE_SRCS) $(TEST_SRCS); do \
+		clang $(ALL_CFLAGS) -Itests -fsyntax-only $$f || exit 1; done
 
 clean:
 	rm -rf build build-san build-fuzz

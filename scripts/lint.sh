@@ -1,5 +1,5 @@
 #!/bin/bash
-# make lint: banned functions, cppcheck, and clang-format conformance.
+# make lint: banned functions, clang warnings, cppcheck, clang-format.
 cd "$(dirname "$0")/.." || exit 1
 rc=0
 files=$(git ls-files '*.c' '*.h')
@@ -9,12 +9,18 @@ if grep -nE "$banned" $files | grep -v '^tests/'; then
 	echo "lint: banned functions above"
 	rc=1
 fi
-if command -v cppcheck >/dev/null; then
-	cppcheck -q --std=c11 --enable=warning,portability --inline-suppr \
-		--suppress=missingIncludeSystem --error-exitcode=1 \
-		-I backends -I conf -I fusefs -D_GNU_SOURCE \
-		backends conf fusefs || rc=1
+if ! command -v cppcheck >/dev/null || ! command -v clang-format >/dev/null; then
+	echo "lint: cppcheck or clang-format missing (make deps installs them)"
+	exit 1
 fi
+if ! make -s clang-check; then
+	echo "lint: clang warnings above"
+	rc=1
+fi
+cppcheck -q --std=c11 --enable=warning,portability --inline-suppr \
+	--suppress=missingIncludeSystem --error-exitcode=1 \
+	-I backends -I conf -I fusefs -D_GNU_SOURCE \
+	backends conf fusefs || rc=1
 if ! clang-format --dry-run --Werror $files 2>/dev/null; then
 	echo "lint: run 'make format'"
 	rc=1

@@ -15,6 +15,15 @@ add() { # add "<label>: N passed, M failed" lines from a log
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 
+echo "== lint (banned functions, cppcheck, clang-format)"
+if scripts/lint.sh >"$log/lint" 2>&1; then
+	echo "lint: 1 passed, 0 failed" | tee -a "$log/lint"
+else
+	cat "$log/lint"
+	echo "lint: 0 passed, 1 failed" | tee -a "$log/lint"
+fi
+add "$log/lint" lint 0
+
 echo "== unit tests (cmocka)"
 scripts/run-unit.sh "$@" | tee "$log/unit"
 add "$log/unit" unit "${PIPESTATUS[0]}"

@@ -15,9 +15,10 @@
 STFS=${STFS_BIN:-$STFS}
 
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-	echo "test_s3: node/npm missing; skipped"
+	# deps.sh installs them: their absence is a broken machine, not a pass
+	bad "node and npm are needed to run s3rver (scripts/deps.sh installs them)"
 	finish
-	exit 0
+	exit 1
 fi
 
 TMO=2000 # request deadline of every mount, ms

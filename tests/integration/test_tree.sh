@@ -196,13 +196,13 @@ if [ -n "$two" ]; then
 fi
 
 # Prometheus text
-if command -v promtool >/dev/null; then
-	check "promtool accepts every metrics file and stfs.prom" bash -c "
-		for f in '$M'/jobs/*/metrics '$M/stfs.prom'; do
-			out=\$(promtool check metrics <\"\$f\" 2>&1) || { echo \"\$f: \$out\"; exit 1; }
-			[ -z \"\$out\" ] || { echo \"\$f: \$out\"; exit 1; }
-		done"
-fi
+# promtool comes with the deps step (Debian's prometheus): missing is a failure
+check "promtool accepts every metrics file and stfs.prom" bash -c "
+	command -v promtool >/dev/null || { echo 'promtool missing'; exit 1; }
+	for f in '$M'/jobs/*/metrics '$M/stfs.prom'; do
+		out=\$(promtool check metrics <\"\$f\" 2>&1) || { echo \"\$f: \$out\"; exit 1; }
+		[ -z \"\$out\" ] || { echo \"\$f: \$out\"; exit 1; }
+	done"
 check "metrics has the job state sample" grep -q '^seatunnel_job_state{' "$M/jobs/$one/metrics"
 
 # xattrs: getfattr -d works everywhere, listxattr never fails
