@@ -11,6 +11,19 @@ void buf_init(struct buf *b, size_t max)
 	b->len = 0;
 	b->cap = 0;
 	b->max = max;
+	b->err = 0;
+}
+
+static int buf_fail(struct buf *b, int rc)
+{
+	if (!b->err)
+		b->err = rc;
+	return rc;
+}
+
+int buf_err(const struct buf *b)
+{
+	return b->err;
 }
 
 static int buf_grow(struct buf *b, size_t extra)
@@ -19,7 +32,7 @@ static int buf_grow(struct buf *b, size_t extra)
 	char *p;
 
 	if (extra > b->max || b->len > b->max - extra)
-		return -EFBIG;
+		return buf_fail(b, -EFBIG);
 	need = b->len + extra + 1;
 	if (need <= b->cap)
 		return 0;
@@ -28,7 +41,7 @@ static int buf_grow(struct buf *b, size_t extra)
 		cap *= 2;
 	p = realloc(b->data, cap);
 	if (!p)
-		return -ENOMEM;
+		return buf_fail(b, -ENOMEM);
 	b->data = p;
 	b->cap = cap;
 	return 0;
@@ -61,7 +74,7 @@ int buf_vprintf(struct buf *b, const char *fmt, va_list ap)
 	n = vsnprintf(NULL, 0, fmt, cp);
 	va_end(cp);
 	if (n < 0)
-		return -EINVAL;
+		return buf_fail(b, -EINVAL);
 	rc = buf_grow(b, (size_t)n);
 	if (rc)
 		return rc;
@@ -84,6 +97,7 @@ int buf_printf(struct buf *b, const char *fmt, ...)
 void buf_reset(struct buf *b)
 {
 	b->len = 0;
+	b->err = 0;
 	if (b->data)
 		b->data[0] = '\0';
 }

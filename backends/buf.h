@@ -5,6 +5,10 @@
  * anything was appended, `data` is NUL-terminated (the NUL is not counted in
  * `len`).  A buffer never grows past `max` bytes: an append that would is
  * refused with -EFBIG and leaves the buffer as it was.
+ * Errors are sticky (git's strbuf has none; curl's dynbuf frees on error):
+ * the first failed append is kept in `err` until buf_reset()/buf_release(),
+ * so a renderer that ignores one append's return still cannot hand out a
+ * silently truncated text — whoever publishes the contents checks buf_err().
  * Not thread-safe; a buffer belongs to one thread at a time.
  */
 #ifndef STFS_BUF_H
@@ -18,6 +22,7 @@ struct buf {
 	size_t len;
 	size_t cap;
 	size_t max;
+	int err; /* first failed append (-EFBIG, -ENOMEM, -EINVAL), or 0 */
 };
 
 #define BUF_DEFAULT_MAX ((size_t)1 << 20)
@@ -41,9 +46,13 @@ int buf_vprintf(struct buf *b, const char *fmt, va_list ap)
 void buf_fmt(char *dst, size_t sz, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/** Drop the contents, keep the allocation. */
+/** The first append error since init/reset (0: the contents are whole). */
+int buf_err(const struct buf *b);
+
+/** Drop the contents and the error, keep the allocation. */
 void buf_reset(struct buf *b);
-/** Free the contents; the buffer is empty again (buf_init state, same max). */
+/** Free the contents; the buffer is empty again (buf_init state, same max,
+ * no error). */
 void buf_release(struct buf *b);
 /**
  * Hand the contents to the caller, who must free() them; `*len` (may be

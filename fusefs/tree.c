@@ -732,6 +732,9 @@ int tree_content(struct view *v, const char *path, const struct node *n,
 	STFS_INC(v->fs, pcache_misses);
 	buf_init(&b, (size_t)64 << 20);
 	rc = tree_render(v, n, &b, &mtime);
+	if (!rc)
+		rc = buf_err(
+			&b); /* a renderer that dropped an append's error */
 	if (rc) {
 		buf_release(&b);
 		return rc;
