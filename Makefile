@@ -16,7 +16,7 @@ CFLAGS  ?= -O2 -g
 WERROR  ?= 1
 FUZZ_TIME ?= 20
 
-PKGS := fuse3 libcurl jansson libxml-2.0 yaml-0.1 libcrypto
+PKGS := fuse3 libcurl jansson libxml-2.0 yaml-0.1 libcrypto libsystemd
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null)
@@ -115,15 +115,28 @@ demo-stop:
 bench: deps all
 	@scripts/bench.sh
 
+# install: the binary, the man page, an example configuration (and
+# SYSCONFDIR/stfs/stfs.conf from it when there is none), the systemd unit.
+SYSCONFDIR ?= /etc
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
 install: build/stfs
 	install -D -m 0755 build/stfs $(DESTDIR)$(PREFIX)/bin/stfs
 	install -D -m 0644 stfs.1 $(DESTDIR)$(PREFIX)/share/man/man1/stfs.1
 	install -D -m 0644 conf/example.conf $(DESTDIR)$(PREFIX)/share/stfs/example.conf
+	@mkdir -p $(DESTDIR)$(UNITDIR)
+	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		conf/systemd/stfs@.service.in >$(DESTDIR)$(UNITDIR)/stfs@.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/stfs@.service
+	[ -e $(DESTDIR)$(SYSCONFDIR)/stfs/stfs.conf ] || \
+		install -D -m 0600 conf/example.conf $(DESTDIR)$(SYSCONFDIR)/stfs/stfs.conf
 
+# uninstall keeps SYSCONFDIR/stfs/stfs.conf (the operator's edits), like dpkg
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/stfs \
 	      $(DESTDIR)$(PREFIX)/share/man/man1/stfs.1 \
-	      $(DESTDIR)$(PREFIX)/share/stfs/example.conf
+	      $(DESTDIR)$(PREFIX)/share/stfs/example.conf \
+	      $(DESTDIR)$(UNITDIR)/stfs@.service
+	-rmdir $(DESTDIR)$(PREFIX)/share/stfs 2>/dev/null
 
 C_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 format:

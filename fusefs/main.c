@@ -18,6 +18,7 @@
 #include "engine.h"
 #include "http.h"
 #include "log.h"
+#include "notify.h"
 #include "ops.h"
 #include "release.h"
 #include "stfs.h"
@@ -83,6 +84,9 @@ static int cli_proc(void *data, const char *arg, int key,
 		return 1;
 	case FUSE_OPT_KEY_OPT:
 		break;
+	case FUSE_OPT_KEY_NONOPT:
+		/* the mount point (drop_mount_source removed a device) */
+		return notify_set_mountpoint(arg) ? -1 : 1;
 	default:
 		return 1;
 	}
@@ -349,6 +353,7 @@ int main(int argc, char *argv[])
 			     "-ofsname=stfs,subtype=stfs,max_threads=32"))
 		goto out_fs;
 	ret = fuse_main(args.argc, args.argv, &stfs_ops, &fs);
+	notify_stopping();
 out_fs:
 	stfs_release(&fs);
 out_http:

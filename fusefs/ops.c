@@ -11,6 +11,7 @@
 #include "ckinfo.h"
 #include "delete.h"
 #include "log.h"
+#include "notify.h"
 #include "protostuff.h"
 #include "render.h"
 #include "stfs.h"
@@ -68,6 +69,8 @@ static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	cfg->intr = 1;
 	cfg->intr_signal = SIGUSR1;
 	delete_set_fuse(fs, fuse_get_context()->fuse);
+	/* Type=notify: READY=1 once a statfs of the mount is answered */
+	notify_ready_when_mounted(30000);
 	return fs;
 }
 
