@@ -11,8 +11,20 @@
 #include <stdbool.h>
 #include <syslog.h>
 
-/** Choose the sinks: stderr, syslog, and whether LOG_DEBUG lines pass. */
+/** Choose the sinks: stderr, syslog; `debug` sets the level to LOG_DEBUG. */
 void log_setup(bool to_stderr, bool to_syslog, bool debug);
+
+/* Levels (stfs(1) "LOGGING"): a line passes when its syslog level is at or
+ * above the current one in severity (LOG_ERR .. LOG_DEBUG); LOG_INFO by
+ * default.  Thread-safe; may change while the daemon runs. */
+void log_set_level(int level);
+int log_get_level(void);
+/** error, warning, notice, info, debug -> LOG_*; -1 for anything else. */
+int log_level_parse(const char *name);
+const char *log_level_name(int level);
+/** SIGUSR2: the next level (error -> warning -> ... -> debug -> error),
+ * announced in a line that passes whatever the level.  Returns it. */
+int log_cycle_level(void);
 void log_msg(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

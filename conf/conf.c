@@ -30,6 +30,8 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "log.h"
+
 enum conf_type {
 	CT_URI,	   /* storage URI, normalised with a trailing '/' */
 	CT_ENGINE, /* http(s) base URL, repeatable */
@@ -72,6 +74,7 @@ static const struct conf_key conf_keys[] = {
 	K("state_dir", CT_ABS, state_dir, true, 0, 0),
 	K("delete_group", CT_STR, delete_group, false, 0, 0),
 	K("audit_log", CT_ABS, audit_log, false, 0, 0),
+	K("log_level", CT_STR, log_level, false, 0, 0),
 	K("ro", CT_BOOL, ro, false, 0, 0),
 	K("timeout", CT_MS, timeout_ms, false, 1, HOUR),
 	K("connect_timeout", CT_MS, connect_timeout_ms, false, 1, 10 * MIN),
@@ -684,9 +687,11 @@ int conf_init_defaults(struct stfs_conf *c)
 	c->checkpoint = strdup("file:///tmp/seatunnel/checkpoint_snapshot/");
 	c->imap = strdup("file:///tmp/seatunnel/imap/");
 	c->state_dir = strdup("/var/lib/stfs");
+	c->log_level = strdup("info");
 	c->engines[0] = strdup("http://127.0.0.1:8080");
 	c->n_engines = 1;
-	if (!c->checkpoint || !c->imap || !c->state_dir || !c->engines[0]) {
+	if (!c->checkpoint || !c->imap || !c->state_dir || !c->engines[0] ||
+	    !c->log_level) {
 		conf_release(c);
 		return -ENOMEM;
 	}
@@ -1645,6 +1650,13 @@ int conf_validate(const struct stfs_conf *c, struct conf_err *err)
 	}
 	if (c->n_engines == 0) {
 		err_msg(err, "no engine= given");
+		return -EINVAL;
+	}
+	if (c->log_level && log_level_parse(c->log_level) < 0) {
+		err_msg(err,
+			"log_level: '%.40s' is not one of error, warning, "
+			"notice, info, debug",
+			c->log_level);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < c->n_engines; i++) {

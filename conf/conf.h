@@ -33,6 +33,7 @@ struct stfs_conf {
 	char *state_dir;      /* survives restarts: restore releases */
 	char *delete_group;   /* NULL: root only */
 	char *audit_log;      /* NULL: no file */
+	char *log_level;      /* error|warning|notice|info|debug ("info") */
 	bool ro;
 
 	/* timing, in milliseconds unless said otherwise */

@@ -21,6 +21,7 @@
 #include "notify.h"
 #include "ops.h"
 #include "release.h"
+#include "signals.h"
 #include "stfs.h"
 
 #define MAX_CLI_OPTS 128
@@ -162,6 +163,7 @@ static void usage(const char *prog)
 	       "    -o delete_group=GROUP   members may delete and release "
 	       "(default: root only)\n"
 	       "    -o audit_log=FILE       append audit records to FILE\n"
+	       "    -o log_level=LEVEL      error, warning, notice, info (default), debug\n"
 	       "    -o ro                   nothing can be deleted or "
 	       "released\n"
 	       "    -o timeout=MS           deadline of one remote request "
@@ -202,34 +204,68 @@ static int die_conf(const struct conf_err *e, const char *what)
 	return 1;
 }
 
-static int configure(struct cli *cli, struct stfs_conf *c)
+/* Every source in its precedence; on failure `err` and `what` say why. */
+static int configure_into(const struct cli *cli, struct stfs_conf *c,
+			  struct conf_err *err, char *what, size_t what_sz)
 {
-	struct conf_err err;
-	char what[300];
-
-	memset(&err, 0, sizeof(err));
+	memset(err, 0, sizeof(*err));
+	snprintf(what, what_sz, "configuration");
 	if (conf_init_defaults(c))
-		return 1;
-	if (cli->config && conf_load_file(c, cli->config, &err))
-		return die_conf(&err, cli->config);
+		return -ENOMEM;
+	if (cli->config && conf_load_file(c, cli->config, err)) {
+		snprintf(what, what_sz, "%s", cli->config);
+		goto fail;
+	}
 	for (int i = 0; i < cli->n; i++) {
-		memset(&err, 0, sizeof(err));
-		snprintf(what, sizeof(what), "-o %s", cli->keys[i]);
+		memset(err, 0, sizeof(*err));
+		snprintf(what, what_sz, "-o %s", cli->keys[i]);
 		if (conf_set(c, cli->keys[i], cli->vals[i] ? cli->vals[i] : "",
-			     &err))
-			return die_conf(&err, what);
+			     err))
+			goto fail;
 	}
 	/* seatunnel.yaml, hazelcast.yaml, then credentials from the
 	 * environment; explicit keys win over all of them */
-	if (conf_apply_imports(c, &err))
-		return die_conf(&err, "import");
+	snprintf(what, what_sz, "import");
+	if (conf_apply_imports(c, err))
+		goto fail;
 	/* a short timeout= shortens the default connect timeout with it */
 	if (!conf_is_explicit(c, "connect_timeout") &&
 	    c->connect_timeout_ms > c->timeout_ms)
 		c->connect_timeout_ms = c->timeout_ms;
-	if (conf_validate(c, &err))
-		return die_conf(&err, "configuration");
+	snprintf(what, what_sz, "configuration");
+	if (conf_validate(c, err))
+		goto fail;
 	return 0;
+fail:
+	conf_release(c);
+	return -EINVAL;
+}
+
+static int configure(const struct cli *cli, struct stfs_conf *c)
+{
+	struct conf_err err;
+	char what[300];
+
+	if (configure_into(cli, c, &err, what, sizeof(what)))
+		return die_conf(&err, what);
+	return 0;
+}
+
+/* SIGHUP (fusefs/signals.c): the same sources again, for a fresh conf */
+static const struct cli *reload_cli;
+static int reload_conf(struct stfs_conf *out, char *msg, size_t n)
+{
+	struct conf_err err;
+	char what[300];
+
+	if (configure_into(reload_cli, out, &err, what, sizeof(what)) == 0)
+		return 0;
+	if (err.file[0] && err.line)
+		snprintf(msg, n, "%s:%d: %s", err.file, err.line, err.msg);
+	else
+		snprintf(msg, n, "%s: %s", err.file[0] ? err.file : what,
+			 err.msg);
+	return -EINVAL;
 }
 
 static void cli_release(struct cli *cli)
@@ -293,6 +329,7 @@ int main(int argc, char *argv[])
 	}
 	if (configure(&cli, &fs.conf))
 		goto out_conf;
+	log_set_level(log_level_parse(fs.conf.log_level));
 	log_setup(true, !cli.foreground, cli.debug);
 	if (http_global_init()) {
 		fprintf(stderr, "stfs: cannot initialise libcurl\n");
@@ -352,8 +389,15 @@ int main(int argc, char *argv[])
 	if (fuse_opt_add_arg(&args,
 			     "-ofsname=stfs,subtype=stfs,max_threads=32"))
 		goto out_fs;
+	/* SIGHUP and SIGUSR2 go to one thread (fusefs/signals.c), started by
+	 * the filesystem's init once daemonized; blocked before any thread */
+	reload_cli = &cli;
+	signals_prepare(&fs, reload_conf);
+	if (signals_block())
+		goto out_fs;
 	ret = fuse_main(args.argc, args.argv, &stfs_ops, &fs);
 	notify_stopping();
+	signals_stop();
 out_fs:
 	stfs_release(&fs);
 out_http:

@@ -14,6 +14,7 @@
 #include "notify.h"
 #include "protostuff.h"
 #include "render.h"
+#include "signals.h"
 #include "stfs.h"
 #include "tree.h"
 
@@ -71,6 +72,7 @@ static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	delete_set_fuse(fs, fuse_get_context()->fuse);
 	/* Type=notify: READY=1 once a statfs of the mount is answered */
 	notify_ready_when_mounted(30000);
+	signals_start(); /* SIGHUP, SIGUSR2: after daemonizing, so here */
 	return fs;
 }
 
