@@ -85,7 +85,8 @@ static void reload(void)
 	buf_init(&now, (size_t)1 << 20);
 	buf_init(&old, (size_t)1 << 20);
 	buf_init(&changed, 4096);
-	if (conf_render(&nc, &now) == 0 && conf_render(&sig_fs->conf, &old) == 0)
+	if (conf_render(&nc, &now) == 0 &&
+	    conf_render(&sig_fs->conf, &old) == 0)
 		changed_keys(&now, &old, &changed);
 	lvl = log_level_parse(nc.log_level);
 	if (lvl >= 0)

@@ -9,6 +9,13 @@ if grep -nE "$banned" $files | grep -v '^tests/'; then
 	echo "lint: banned functions above"
 	rc=1
 fi
+# never crash after mount (stfs(1) FAILURES): nothing a backend or a user
+# sends may end the daemon, so the daemon's sources call none of these
+crash='\b(abort|assert|exit|_exit|quick_exit)\s*\('
+if grep -nE "$crash" $(echo "$files" | grep -E '^(backends|conf|fusefs)/'); then
+	echo "lint: abort/assert/exit in the daemon above (return an error instead)"
+	rc=1
+fi
 if ! command -v cppcheck >/dev/null || ! command -v clang-format >/dev/null; then
 	echo "lint: cppcheck or clang-format missing (make deps installs them)"
 	exit 1
