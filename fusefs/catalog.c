@@ -241,6 +241,29 @@ void catalog_put(struct catalog *c)
 
 /* ---- grouping */
 
+/* a ".<name>.crc" sidecar belongs to the object <name> of its checkpoint */
+static void link_sidecars(struct cat_ckpt *ck)
+{
+	for (size_t i = 0; i < ck->n_objs; i++) {
+		struct cat_obj *sc = ck->objs[i];
+		size_t len;
+
+		if (sc->kind != CAT_REAL || !sc->rn.crc)
+			continue;
+		len = strlen(sc->name) - 5; /* without "." and ".crc" */
+		for (size_t k = 0; k < ck->n_objs; k++) {
+			struct cat_obj *o = ck->objs[k];
+
+			if (o->kind == CAT_REAL && !o->rn.crc &&
+			    strlen(o->name) == len &&
+			    !memcmp(o->name, sc->name + 1, len)) {
+				sc->of = o;
+				break;
+			}
+		}
+	}
+}
+
 static int build_ckpt(struct cat_ckpt *ck, struct cat_obj *objs, size_t a,
 		      size_t b)
 {
@@ -267,6 +290,7 @@ static int build_ckpt(struct cat_ckpt *ck, struct cat_obj *objs, size_t a,
 	}
 	ck->doc = !any_real;
 	ck->only_tmp = all_tmp;
+	link_sidecars(ck);
 	return 0;
 }
 
@@ -285,7 +309,7 @@ static void pick_restore(struct cat_pipe *p)
 		for (k = 0; k < ck->n_objs; k++) {
 			struct cat_obj *o = ck->objs[k];
 
-			if (o->kind != CAT_REAL || o->rn.tmp)
+			if (o->kind != CAT_REAL || o->rn.tmp || o->rn.crc)
 				continue;
 			if (!best || o->rn.write_ts > best->rn.write_ts ||
 			    (o->rn.write_ts == best->rn.write_ts &&
@@ -298,6 +322,9 @@ static void pick_restore(struct cat_pipe *p)
 	if (best) {
 		best->restore_point = true;
 		best_ck->restore_point = true;
+		for (k = 0; k < best_ck->n_objs; k++)
+			if (best_ck->objs[k]->of == best)
+				best_ck->objs[k]->restore_point = true;
 		p->restore = best;
 		p->restore_ckpt = best_ck->id;
 		return;

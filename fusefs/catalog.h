@@ -36,10 +36,13 @@ struct real_name {
 	int32_t pipeline_id;
 	int64_t checkpoint_id;
 	bool tmp; /* .sertmp */
+	bool crc; /* ".<name>.crc": the Hadoop checksum sidecar of <name> */
 };
 
 /**
- * Parse "<ts>-<rand>-<pid>-<cid>.ser" or ".sertmp" (no directory part).
+ * Parse "<ts>-<rand>-<pid>-<cid>.ser" or ".sertmp" (no directory part), or
+ * the checksum sidecar ".<that name>.crc" Hadoop's LocalFileSystem writes
+ * beside it on file:/// (crc set, the other fields those of its object).
  * 0 and *out filled; -EINVAL when the name is not of that form (signs,
  * empty fields, overflow, extra characters all refused).
  */
@@ -74,6 +77,8 @@ struct cat_obj {
 	int32_t pipeline_id; /* CAT_REAL, CAT_DOC */
 	int64_t checkpoint_id;
 	bool restore_point; /* this object is its pipeline's restore point */
+	struct cat_obj *of; /* a .crc sidecar: its object, when present (the
+			       sidecar's restore point and type are its) */
 };
 
 struct cat_ckpt {

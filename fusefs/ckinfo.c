@@ -189,11 +189,19 @@ static void ck_insert(struct ckinfo_table *t, const char *key, uint64_t size,
 int ckinfo_type(struct stfs *fs, const struct cat_obj *o)
 {
 	struct ckinfo_table *t = fs->ck;
-	size_t b = pcache_hash(o->key) % CK_BUCKETS;
-	int type = ck_lookup(t, o, b);
+	size_t b;
+	int type;
 	char line[4300];
 	int n;
 
+	/* a .crc sidecar holds checksums: its type is its object's */
+	if (o->kind == CAT_REAL && o->rn.crc) {
+		if (!o->of)
+			return CKPT_TYPE_UNKNOWN;
+		o = o->of;
+	}
+	b = pcache_hash(o->key) % CK_BUCKETS;
+	type = ck_lookup(t, o, b);
 	if (type >= 0)
 		return type;
 	type = ck_decode(fs, o);
@@ -250,7 +258,7 @@ void ckinfo_prefetch_job(struct stfs *fs, const struct cat_job *cj)
 				size_t b = pcache_hash(o->key) % CK_BUCKETS;
 
 				if (o->kind == CAT_REAL && !o->rn.tmp &&
-				    !o->restore_point &&
+				    !o->rn.crc && !o->restore_point &&
 				    ck_lookup(fs->ck, o, b) < 0)
 					p.objs[p.n++] = o;
 			}

@@ -38,9 +38,14 @@ int layout_parse_real(const char *name, struct real_name *out)
 {
 	const char *p = name;
 	int64_t ts, rnd, pid, cid;
+	bool crc;
 
 	if (!name || !out)
 		return -EINVAL;
+	/* Hadoop's ChecksumFileSystem names a sidecar "." + name + ".crc" */
+	crc = *p == '.';
+	if (crc)
+		p++;
 	if (parse_field(&p, '-', 19, INT64_MAX, &ts) < 0)
 		return -EINVAL;
 	p++;
@@ -53,12 +58,13 @@ int layout_parse_real(const char *name, struct real_name *out)
 	if (parse_field(&p, '.', 19, INT64_MAX, &cid) < 0)
 		return -EINVAL;
 	p++;
-	if (!strcmp(p, "ser"))
+	if (!strcmp(p, crc ? "ser.crc" : "ser"))
 		out->tmp = false;
-	else if (!strcmp(p, "sertmp"))
+	else if (!strcmp(p, crc ? "sertmp.crc" : "sertmp"))
 		out->tmp = true;
 	else
 		return -EINVAL;
+	out->crc = crc;
 	out->write_ts = ts;
 	out->rnd = (int32_t)rnd;
 	out->pipeline_id = (int32_t)pid;

@@ -348,6 +348,60 @@ static void test_catalog_doc_name_collision_becomes_stray(void **state)
 	catalog_put(c);
 }
 
+/* .crc sidecars (Hadoop's checksum filesystem on file:///) belong to their
+ * object's checkpoint, follow its restore-point status and never become
+ * the restore point themselves, nor strays */
+static void test_catalog_crc_sidecars(void **state)
+{
+	static const struct cat_entry e[] = {
+		{"10/1700000000100-5-1-1.ser", 100, 1 * MS},
+		{"10/.1700000000100-5-1-1.ser.crc", 12, 1 * MS},
+		{"10/1700000000200-7-1-2.ser", 100, 2 * MS},
+		{"10/.1700000000200-7-1-2.ser.crc", 12, 2 * MS},
+		/* a sidecar written later than its object, as a tie breaker
+		   it must never win */
+		{"10/.1700000000300-9-1-3.sertmp.crc", 12, 3 * MS},
+		{"10/1700000000300-9-1-3.sertmp", 100, 3 * MS},
+	};
+	struct catalog *c = build(e, NELEM(e));
+	const struct cat_job *j = catalog_find(c, "10");
+	const struct cat_pipe *p;
+	const struct cat_ckpt *ck;
+
+	(void)state;
+	assert_non_null(j);
+	assert_int_equal(j->n_strays, 0);
+	assert_int_equal(j->n_objs, 6);
+	assert_int_equal(j->bytes, 336);
+	assert_int_equal(j->n_tmp, 2);
+	p = cat_job_pipe(j, 1);
+	assert_non_null(p);
+	assert_int_equal(p->n_ckpts, 3);
+	assert_int_equal(p->bytes, 336);
+	assert_non_null(p->restore);
+	assert_string_equal(p->restore->name, "1700000000200-7-1-2.ser");
+	assert_int_equal(p->restore_ckpt, 2);
+	ck = cat_pipe_ckpt(p, 2);
+	assert_non_null(ck);
+	assert_int_equal(ck->n_objs, 2);
+	assert_int_equal(ck->bytes, 112);
+	for (size_t i = 0; i < ck->n_objs; i++)
+		assert_true(ck->objs[i]->restore_point);
+	ck = cat_pipe_ckpt(p, 1);
+	assert_non_null(ck);
+	assert_int_equal(ck->n_objs, 2);
+	for (size_t i = 0; i < ck->n_objs; i++)
+		assert_false(ck->objs[i]->restore_point);
+	/* the sidecar names its object */
+	assert_string_equal(ck->objs[0]->name, ".1700000000100-5-1-1.ser.crc");
+	assert_ptr_equal(ck->objs[0]->of, ck->objs[1]);
+	assert_null(ck->objs[1]->of);
+	ck = cat_pipe_ckpt(p, 3);
+	assert_non_null(ck);
+	assert_true(ck->only_tmp);
+	catalog_put(c);
+}
+
 static void test_catalog_empty_and_refcount(void **state)
 {
 	struct catalog *c = build(NULL, 0);
@@ -486,6 +540,7 @@ int main(void)
 		cmocka_unit_test(test_catalog_hostile_keys_ignored),
 		cmocka_unit_test(test_catalog_savepoint_only_job),
 		cmocka_unit_test(test_catalog_doc_name_collision_becomes_stray),
+		cmocka_unit_test(test_catalog_crc_sidecars),
 		cmocka_unit_test(test_catalog_empty_and_refcount),
 		cmocka_unit_test(test_catalog_build_paged),
 		cmocka_unit_test(test_catalog_build_errors),

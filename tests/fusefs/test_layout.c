@@ -41,6 +41,45 @@ static void test_layout_parse_real_sertmp(void **state)
 	assert_true(rn.tmp);
 }
 
+/* Hadoop's checksum filesystem (file:///) writes ".<name>.crc" beside each
+ * object (README "The real engine in the tests") */
+static void test_layout_parse_real_crc_sidecar(void **state)
+{
+	struct real_name rn;
+
+	(void)state;
+	assert_int_equal(
+		layout_parse_real(".1796120421272-817-1-12.ser.crc", &rn), 0);
+	assert_true(rn.crc);
+	assert_false(rn.tmp);
+	assert_int_equal(rn.write_ts, 1796120421272LL);
+	assert_int_equal(rn.rnd, 817);
+	assert_int_equal(rn.pipeline_id, 1);
+	assert_int_equal(rn.checkpoint_id, 12);
+	assert_int_equal(
+		layout_parse_real(".1796120421272-817-2-3.sertmp.crc", &rn), 0);
+	assert_true(rn.crc);
+	assert_true(rn.tmp);
+	assert_int_equal(layout_parse_real("1730001234567-482-1-17.ser", &rn),
+			 0);
+	assert_false(rn.crc);
+	/* only the exact sidecar form */
+	assert_int_equal(
+		layout_parse_real("1730001234567-482-1-17.ser.crc", &rn),
+		-EINVAL);
+	assert_int_equal(layout_parse_real(".1730001234567-482-1-17.ser", &rn),
+			 -EINVAL);
+	assert_int_equal(layout_parse_real(".1730001234567-482-1-17.crc", &rn),
+			 -EINVAL);
+	assert_int_equal(
+		layout_parse_real("..1730001234567-482-1-17.ser.crc", &rn),
+		-EINVAL);
+	assert_int_equal(
+		layout_parse_real(".1730001234567-482-1-17.ser.crc.crc", &rn),
+		-EINVAL);
+	assert_int_equal(layout_parse_real(".ser.crc", &rn), -EINVAL);
+}
+
 static void test_layout_parse_real_limits(void **state)
 {
 	struct real_name rn;
@@ -140,6 +179,7 @@ int main(void)
 		cmocka_unit_test(test_layout_parse_real_ser),
 		cmocka_unit_test(test_layout_parse_real_sertmp),
 		cmocka_unit_test(test_layout_parse_real_limits),
+		cmocka_unit_test(test_layout_parse_real_crc_sidecar),
 		cmocka_unit_test(test_layout_parse_real_rejects),
 		cmocka_unit_test(test_layout_is_job_id_values),
 		cmocka_unit_test(test_layout_cmp_job_id_numeric),
