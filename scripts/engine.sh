@@ -67,16 +67,20 @@ start() {
 	[ -x "$JAVA" ] || die "no java at $JAVA (set STFS_ENGINE_JAVA)"
 	mkdir -p "$dir"
 	rm -f "$dir/ready"
-	# one cluster name per state dir, so a restart rejoins its own IMap files
+	# one cluster name and port per state dir: a restart rejoins its own
+	# IMap files and serves REST where mounts expect it
 	if [ -s "$dir/cluster" ]; then cluster=$(cat "$dir/cluster"); else echo "$cluster" >"$dir/cluster"; fi
+	local port
+	port=$(cat "$dir/port" 2>/dev/null)
 	"$JAVA" -Xms256m -Xmx1g -XX:+UseSerialGC "${JOPTS[@]}" \
 		-Dlog4j2.level=WARN ${STFS_ENGINE_JVM_OPTS} \
 		-cp "$B/stfs-engine-1.jar:$(cat "$B/classpath.txt")" \
-		stfs.engine.EngineMain "$dir" "$cluster" >>"$dir/engine.log" 2>&1 &
+		stfs.engine.EngineMain "$dir" "$cluster" $port >>"$dir/engine.log" 2>&1 &
 	local pid=$!
 	echo "$pid" >"$dir/engine.pid"
 	for _ in $(seq 600); do
 		[ -s "$dir/ready" ] && {
+			sed -n 's/^port=//p' "$dir/ready" >"$dir/port"
 			cat "$dir/ready"
 			return 0
 		}

@@ -202,3 +202,13 @@ stop_pid() {
 	done
 	return 1
 }
+
+# ---- the real SeaTunnel engine (scripts/engine.sh, test_engine.sh) ----
+
+# start_engine DIR: starts a real Zeta node on DIR (checkpoint/, imap/), or
+# restarts it there; its PID joins PIDS (cleanup stops it with SIGTERM).
+start_engine() {
+	"$ROOT/scripts/engine.sh" start "$1" >/dev/null || return 1
+	PIDS+=("$(cat "$1/engine.pid")")
+}
+eng() { "$ROOT/scripts/engine.sh" "$@"; }
