@@ -8,6 +8,7 @@ libjansson-dev libxml2-dev libcmocka-dev libyaml-dev python3 attr rsync
 restic tar curl clang libclang-rt-14-dev procps prometheus libssl-dev
 clang-format cppcheck clang-tidy libsystemd-dev systemd rsyslog
 prometheus-node-exporter
+maven openjdk-17-jdk-headless
 $STFS_DEPS_EXTRA"
 # node and npm run the S3 test server (s3rver); the machine may have its own
 command -v npm >/dev/null 2>&1 || PKGS="$PKGS nodejs npm"
