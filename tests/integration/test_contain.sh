@@ -78,6 +78,18 @@ nothing_outside() {
 	return $rc
 }
 
+# expect_refused MNT OPTS DESC PATTERN: the mount is refused with a log line
+# matching PATTERN; one that mounts fails, and is checked for what leaks
+expect_refused() {
+	if try_mount "$1" "$2"; then
+		bad "$3: mounted"
+		check "... and shows nothing outside it" nothing_outside "$1"
+		fusermount3 -u "$1"
+	else
+		check "refused: $3" grep -q "$4" "$T/stfs-$(basename "$1").log"
+	fi
+}
+
 echo "== a /tmp-style parent another user created first"
 TMPD=$T/tmp
 mkdir -p "$TMPD" && chmod 1777 "$TMPD"
@@ -85,15 +97,8 @@ mkdir -p "$TMPD/seatunnel"
 ln -s "$OUT" "$TMPD/seatunnel/checkpoint_snapshot"
 ln -s "$SECRET" "$TMPD/seatunnel/imap"
 chown -h -R $EVIL:$EVIL "$TMPD/seatunnel"
-M1=$T/m1
-if try_mount "$M1" "checkpoint=file://$TMPD/seatunnel/checkpoint_snapshot/,imap=file://$TMPD/seatunnel/imap/,$BASE"; then
-	bad "a namespace below a directory of uid $EVIL was mounted"
-	check "... and shows nothing outside it" nothing_outside "$M1"
-	fusermount3 -u "$M1"
-else
-	check "refused: the message names the unsafe directory and its owner" \
-		grep -q "$TMPD/seatunnel.*owned by uid $EVIL" "$T/stfs-m1.log"
-fi
+expect_refused "$T/m1" "checkpoint=file://$TMPD/seatunnel/checkpoint_snapshot/,imap=file://$TMPD/seatunnel/imap/,$BASE" \
+	"below a directory of uid $EVIL, named with its owner" "$TMPD/seatunnel.*owned by uid $EVIL"
 check_eq "the outside files are all there" 2 "$(count "$OUT")"
 check_eq "the secret is still there" 1 "$(count "$SECRET")"
 
@@ -102,13 +107,8 @@ NS2=$T/tmp/seatunnel2
 mkdir -p "$NS2/ck"
 mkns "$NS2/ck" 700000000000000002
 chown -R $EVIL:$EVIL "$NS2"
-M2=$T/m2
-if try_mount "$M2" "checkpoint=file://$NS2/ck/,$BASE"; then
-	bad "a namespace of uid $EVIL was mounted without namespace_owner"
-	fusermount3 -u "$M2"
-else
-	check "refused without namespace_owner" grep -q "owned by uid $EVIL" "$T/stfs-m2.log"
-fi
+expect_refused "$T/m2" "checkpoint=file://$NS2/ck/,$BASE" \
+	"a namespace of uid $EVIL without namespace_owner" "owned by uid $EVIL"
 M2b=$T/m2b
 if try_mount "$M2b" "checkpoint=file://$NS2/ck/,namespace_owner=$EVIL,$BASE"; then
 	check "namespace_owner=$EVIL: the job is listed" test -d "$M2b/jobs/700000000000000002"
@@ -122,27 +122,14 @@ GW=$T/gw
 mkdir -p "$GW/ns"
 mkns "$GW/ns" 700000000000000003
 chmod 0775 "$GW"
-M3=$T/m3
-if try_mount "$M3" "checkpoint=file://$GW/ns/,$BASE"; then
-	bad "a namespace below a group-writable directory was mounted"
-	fusermount3 -u "$M3"
-else
-	check "refused: group-writable parent" grep -q "$GW.*writable" "$T/stfs-m3.log"
-fi
+expect_refused "$T/m3" "checkpoint=file://$GW/ns/,$BASE" "group-writable parent" "$GW.*writable"
 chmod 0755 "$GW"
 
 echo "== a root that is a symlink at mount"
 reset_outside
 mkdir -p "$T/safe"
 ln -s "$OUT" "$T/safe/link"
-M4=$T/m4
-if try_mount "$M4" "checkpoint=file://$T/safe/link/,$BASE"; then
-	bad "a symlinked root was mounted"
-	check "... and shows nothing outside it" nothing_outside "$M4"
-	fusermount3 -u "$M4"
-else
-	check "refused: the root is a symlink" grep -q "$T/safe/link.*symbolic link" "$T/stfs-m4.log"
-fi
+expect_refused "$T/m4" "checkpoint=file://$T/safe/link/,$BASE" "the root is a symlink" "$T/safe/link.*symbolic link"
 check_eq "the outside files are all there" 2 "$(count "$OUT")"
 
 echo "== a root swapped for a symlink after mount"
