@@ -34,10 +34,24 @@ enum be_type {
 	BE_DIR = 2,
 };
 
+/*
+ * Who owns an entry at the source and who may read it there (README "Who
+ * can read what").  `has` is false for stores without owners (object
+ * stores): the tree then shows its documented mode.  `perm` is the
+ * entry's permission bits with those cleared that a directory on the way
+ * to it (the namespace root and its parents included) takes away.
+ */
+struct be_owner {
+	bool has;
+	uint32_t perm; /* st_mode & 07777, reduced as above */
+	uint32_t uid, gid;
+};
+
 struct be_attr {
 	enum be_type type;
 	uint64_t size;	  /* bytes; 0 for directories */
 	int64_t mtime_ns; /* source modification time, ns since the epoch */
+	struct be_owner owner;
 };
 
 /**

@@ -73,6 +73,7 @@ static const struct conf_key conf_keys[] = {
 	K("hazelcast_yaml", CT_PATH, hazelcast_yaml, false, 0, 0),
 	K("state_dir", CT_ABS, state_dir, true, 0, 0),
 	K("delete_group", CT_STR, delete_group, false, 0, 0),
+	K("namespace_owner", CT_STR, namespace_owner, false, 0, 0),
 	K("audit_log", CT_ABS, audit_log, false, 0, 0),
 	K("log_level", CT_STR, log_level, false, 0, 0),
 	K("ro", CT_BOOL, ro, false, 0, 0),

@@ -32,8 +32,11 @@ struct stfs_conf {
 	char *hazelcast_yaml; /* imported file, or NULL */
 	char *state_dir;      /* survives restarts: restore releases */
 	char *delete_group;   /* NULL: root only */
-	char *audit_log;      /* NULL: no file */
-	char *log_level;      /* error|warning|notice|info|debug ("info") */
+	/* a user (name or uid) who may own the local namespaces' directories
+	 * and their parents, besides root and the daemon's user; NULL: none */
+	char *namespace_owner;
+	char *audit_log; /* NULL: no file */
+	char *log_level; /* error|warning|notice|info|debug ("info") */
 	bool ro;
 
 	/* timing, in milliseconds unless said otherwise */

@@ -458,8 +458,10 @@ static int build_job(struct catalog *c, struct cat_job *jb,
 	return 0;
 }
 
-int catalog_from_entries(const struct cat_entry *ents, size_t n,
-			 struct catalog **out)
+/* `owners`: one per entry (from a backend's listing), or NULL */
+static int from_entries(const struct cat_entry *ents,
+			const struct be_owner *owners, size_t n,
+			struct catalog **out)
 {
 	const struct cat_entry **sorted = NULL, *prev = NULL;
 	struct bobj *bo = NULL;
@@ -524,6 +526,8 @@ int catalog_from_entries(const struct cat_entry *ents, size_t n,
 		}
 		bo[nb].o.size = sorted[i]->size;
 		bo[nb].o.mtime_ns = sorted[i]->mtime_ns;
+		if (owners)
+			bo[nb].o.owner = owners[sorted[i] - ents];
 		pp += len;
 		nb++;
 	}
@@ -577,8 +581,15 @@ fail:
 
 /* ---- building from a backend */
 
+int catalog_from_entries(const struct cat_entry *ents, size_t n,
+			 struct catalog **out)
+{
+	return from_entries(ents, NULL, n, out);
+}
+
 struct collect {
 	struct cat_entry *v;
+	struct be_owner *owners; /* one per entry of v */
 	size_t n, cap;
 	const char *prefix;
 	bool nomem;
@@ -596,10 +607,15 @@ static int collect_fill(void *cookie, const char *name,
 	if (col->n == col->cap) {
 		size_t ncap = col->cap ? col->cap * 2 : 256;
 		struct cat_entry *nv = realloc(col->v, ncap * sizeof(*nv));
+		struct be_owner *no;
 
 		if (!nv)
 			goto nomem;
 		col->v = nv;
+		no = realloc(col->owners, ncap * sizeof(*no));
+		if (!no)
+			goto nomem;
+		col->owners = no;
 		col->cap = ncap;
 	}
 	k = malloc(pl + nl + 1);
@@ -612,6 +628,7 @@ static int collect_fill(void *cookie, const char *name,
 		.size = attr->size,
 		.mtime_ns = attr->mtime_ns,
 	};
+	col->owners[col->n - 1] = attr->owner;
 	return 0;
 nomem:
 	col->nomem = true;
@@ -625,6 +642,7 @@ static void collect_release(struct collect *col)
 	for (i = 0; i < col->n; i++)
 		free((void *)(uintptr_t)col->v[i].key);
 	free(col->v);
+	free(col->owners);
 }
 
 /* list `dir` recursively into col; a missing dir lists nothing */
@@ -654,7 +672,7 @@ static int build_from(struct backend *be, const char *const *dirs,
 	for (i = 0; i < nd && rc == 0; i++)
 		rc = collect_dir(be, dirs[i], prefixes[i], &col);
 	if (rc == 0)
-		rc = catalog_from_entries(col.v, col.n, out);
+		rc = from_entries(col.v, col.owners, col.n, out);
 	collect_release(&col);
 	return rc;
 }

@@ -72,6 +72,7 @@ struct cat_obj {
 		       the path below <jobId>/ (stray) */
 	uint64_t size;
 	int64_t mtime_ns;
+	struct be_owner owner; /* at the source, when the store has owners */
 	enum cat_kind kind;
 	struct real_name rn; /* CAT_REAL only */
 	int32_t pipeline_id; /* CAT_REAL, CAT_DOC */

@@ -162,6 +162,10 @@ static void usage(const char *prog)
 	       "(/var/lib/stfs)\n"
 	       "    -o delete_group=GROUP   members may delete and release "
 	       "(default: root only)\n"
+	       "    -o namespace_owner=USER local namespace directories may "
+	       "be USER's (default:\n"
+	       "                            root's and the daemon's user's "
+	       "only)\n"
 	       "    -o audit_log=FILE       append audit records to FILE\n"
 	       "    -o log_level=LEVEL      error, warning, notice, info (default), debug\n"
 	       "    -o ro                   nothing can be deleted or "
@@ -342,7 +346,9 @@ int main(int argc, char *argv[])
 	rc = be_open(fs.conf.checkpoint, &fs.conf, &fs.ckpt);
 	if (rc) {
 		fprintf(stderr, "stfs: checkpoint=%s: %s\n", fs.conf.checkpoint,
-			strerror(-rc));
+			rc == -EPERM ? "refused (see above and stfs(1), "
+				       "SECURITY)"
+				     : strerror(-rc));
 		goto out_fs;
 	}
 	if (fs.conf.imap) {

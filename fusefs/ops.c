@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "ckinfo.h"
 #include "delete.h"
@@ -43,6 +44,58 @@ static void get_caller(struct caller *c)
 	c->pid = ctx->pid;
 	n = fuse_getgroups(64, c->groups);
 	c->ngroups = n < 0 ? 0 : n > 64 ? 64 : n;
+}
+
+/*
+ * README "Who can read what": the mount does not use default_permissions
+ * (R4 must see, and audit, a refused rm), so stfs checks reading itself,
+ * by the owner, group and other bits getattr shows, as the kernel would.
+ * Writing is not judged here: EROFS, or the rules for rm and `restore`.
+ */
+static bool caller_may(const struct caller *c, const struct stat *st, int mask)
+{
+	unsigned bits;
+
+	mask &= R_OK | X_OK;
+	if (c->uid == 0)
+		return !(mask & X_OK) || S_ISDIR(st->st_mode) ||
+		       (st->st_mode & 0111);
+	if (c->uid == st->st_uid) {
+		bits = (st->st_mode >> 6) & 7;
+	} else {
+		bool in = c->gid == st->st_gid;
+
+		for (int i = 0; !in && i < c->ngroups; i++)
+			in = c->groups[i] == st->st_gid;
+		bits = in ? (st->st_mode >> 3) & 7 : st->st_mode & 7;
+	}
+	return ((int)bits & mask) == mask;
+}
+
+/*
+ * Whether the caller may `mask` node `n`.  A storage object with an owner
+ * is judged by its source's mode now, not by the last listing's.
+ */
+static int node_access(struct view *v, const char *path, const struct node *n,
+		       int mask)
+{
+	struct caller c;
+	struct stat st;
+	struct be_attr a;
+	int rc = tree_stat(v, path, n, &st);
+
+	if (rc)
+		return rc;
+	if (n->kind == ND_OBJ && n->obj->owner.has) {
+		rc = be_stat(v->fs->ckpt, n->obj->key, &a);
+		if (rc)
+			return rc;
+		st.st_mode = S_IFREG | (a.owner.perm & 07777);
+		st.st_uid = a.owner.uid;
+		st.st_gid = a.owner.gid;
+	}
+	get_caller(&c);
+	return caller_may(&c, &st, mask) ? 0 : -EACCES;
 }
 
 static bool ops_caller_allowed(struct stfs *fs)
@@ -234,6 +287,10 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		}
 		/* the release control: `echo release > restore` */
 		h->ctl = true;
+	} else {
+		rc = node_access(&v, path, n, R_OK);
+		if (rc)
+			goto out;
 	}
 	switch (n->kind) {
 	case ND_OBJ:
@@ -306,6 +363,21 @@ static int fs_release(const char *path, struct fuse_file_info *fi)
 		free(h);
 	}
 	return 0;
+}
+
+/* access(2), test -r: what open would say (writing: the op decides) */
+static int fs_access(const char *path, int mask)
+{
+	struct view v;
+	struct node *n = NULL;
+	int rc;
+
+	rc = lookup(&v, path, &n);
+	if (rc == 0 && n->kind != ND_LINK)
+		rc = node_access(&v, path, n, mask);
+	free(n);
+	view_close(&v);
+	return rc;
 }
 
 static int fs_readlink(const char *path, char *buf, size_t size)
@@ -640,6 +712,7 @@ const struct fuse_operations stfs_ops = {
 	.open = fs_open,
 	.read = fs_read,
 	.release = fs_release,
+	.access = fs_access,
 	.readlink = fs_readlink,
 	.getxattr = fs_getxattr,
 	.listxattr = fs_listxattr,

@@ -189,3 +189,10 @@ bool rules_caller_allowed(uid_t uid, gid_t gid, const gid_t *groups,
 			return true;
 	return false;
 }
+
+int rules_group_gid(const char *name, gid_t *gid)
+{
+	if (!name || !*name)
+		return -ENOENT;
+	return group_gid(name, gid);
+}

@@ -83,4 +83,11 @@ void rules_decide_release(const struct rule_input *in, struct rule_result *out);
 bool rules_caller_allowed(uid_t uid, gid_t gid, const gid_t *groups,
 			  int ngroups, const char *delete_group);
 
+/**
+ * The gid of `delete_group` as rules_caller_allowed() resolves it (a name,
+ * else an all-digit gid): 0 and *gid; -ENOENT (NULL, "" or unknown);
+ * -errno of the lookup.
+ */
+int rules_group_gid(const char *name, gid_t *gid);
+
 #endif

@@ -12,6 +12,7 @@
 #include "release.h"
 #include "log.h"
 #include "pcache.h"
+#include "rules.h"
 
 int stfs_init(struct stfs *fs)
 {
@@ -22,6 +23,11 @@ int stfs_init(struct stfs *fs)
 	fs->dc = decision_cache_new();
 	fs->uid = getuid();
 	fs->gid = getgid();
+	/* resolved once, at mount: a group lookup may block on NSS */
+	fs->read_group =
+		rules_group_gid(fs->conf.delete_group, &fs->read_gid) == 0;
+	if (!fs->read_group)
+		fs->read_gid = fs->gid;
 	fs->start_ms = now_ms();
 	return fs->pc && fs->ck && fs->dc ? 0 : -ENOMEM;
 }

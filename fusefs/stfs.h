@@ -70,6 +70,10 @@ struct stfs {
 
 	uid_t uid;
 	gid_t gid;
+	/* who may read what stfs restricts (README "Who can read what"):
+	 * root, the daemon's user, and delete_group when it resolves */
+	bool read_group;
+	gid_t read_gid; /* delete_group's gid, else the daemon's */
 	int64_t start_ms;
 	struct stfs_counters n;
 };

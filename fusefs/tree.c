@@ -285,11 +285,32 @@ static void stat_dir(struct view *v, const char *path, int64_t mtime_s,
 	set_time(st, mtime_s, 0);
 }
 
+/*
+ * What stfs keeps to root, the daemon's user and delete_group (README "Who
+ * can read what"): objects of a store without owners, .stfs/audit and
+ * .stfs/config.
+ */
+static void restrict_mode(const struct view *v, struct stat *st)
+{
+	st->st_mode = S_IFREG | (v->fs->read_group ? 0440 : 0400);
+	st->st_uid = v->fs->uid;
+	st->st_gid = v->fs->read_gid;
+}
+
+/* `owner`: a storage object's (has: its source's); NULL: a pseudo-file */
 static void stat_obj(struct view *v, const char *path, uint64_t size,
-		     int64_t mtime_ns, struct stat *st)
+		     int64_t mtime_ns, const struct be_owner *owner,
+		     struct stat *st)
 {
 	fill_common(v, path, st);
 	st->st_mode = S_IFREG | 0444;
+	if (owner && owner->has) {
+		st->st_mode = S_IFREG | (owner->perm & 07777);
+		st->st_uid = owner->uid;
+		st->st_gid = owner->gid;
+	} else if (owner) {
+		restrict_mode(v, st);
+	}
 	st->st_nlink = 1;
 	st->st_size = (off_t)size;
 	st->st_blocks = (blkcnt_t)((size + 511) / 512);
@@ -920,7 +941,8 @@ int tree_stat(struct view *v, const char *path, const struct node *n,
 		stat_dir(v, path, group_mtime_s(node_group(n), n->sub), st);
 		return 0;
 	case ND_OBJ:
-		stat_obj(v, path, n->obj->size, n->obj->mtime_ns, st);
+		stat_obj(v, path, n->obj->size, n->obj->mtime_ns,
+			 &n->obj->owner, st);
 		return 0;
 	case ND_LINK:
 		stat_link(v, path, n->link, n->job.mtime_s, st);
@@ -932,15 +954,18 @@ int tree_stat(struct view *v, const char *path, const struct node *n,
 			 st);
 		return 0;
 	case ND_IMAP_OBJ:
-		stat_obj(v, path, n->imap_attr.size, n->imap_attr.mtime_ns, st);
+		stat_obj(v, path, n->imap_attr.size, n->imap_attr.mtime_ns,
+			 &n->imap_attr.owner, st);
 		return 0;
 	case ND_PSEUDO:
 		rc = tree_content(v, path, n, &e);
 		if (rc)
 			return rc;
-		stat_obj(v, path, e->len, e->mtime_s * 1000000000, st);
+		stat_obj(v, path, e->len, e->mtime_s * 1000000000, NULL, st);
 		if (n->pf == PF_RESTORE)
 			st->st_mode = S_IFREG | 0644;
+		if (n->pf == PF_AUDIT || n->pf == PF_CONFIG)
+			restrict_mode(v, st);
 		pcache_put(e);
 		return 0;
 	}

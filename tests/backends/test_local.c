@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "backend.h"
+#include "conf.h"
 #include "fakes/fake_backend.h"
 
 struct fixture {
@@ -484,6 +485,234 @@ static void test_backend_null_slots_are_erofs(void **state)
 	assert_null(be);
 }
 
+/* ---- the pinned root (README "Who can read what") */
+
+static void path_of(const struct fixture *f, const char *rel, char *p,
+		    size_t psz)
+{
+	snprintf(p, psz, "%s/%s", f->dir, rel);
+}
+
+static int open_at(const struct fixture *f, const char *rel,
+		   const struct stfs_conf *conf, struct backend **be)
+{
+	char uri[256];
+
+	snprintf(uri, sizeof(uri), "file://%s/%s/", f->dir, rel);
+	return be_open(uri, conf, be);
+}
+
+static void test_local_root_swapped_for_symlink(void **state)
+{
+	struct fixture *f = *state;
+	char p[512], q[512];
+	struct seen s = {.n = 0};
+	struct be_attr a;
+
+	/* `secret` beside the root: the attacker's target */
+	path_of(f, "root", p, sizeof(p));
+	path_of(f, "root.old", q, sizeof(q));
+	assert_int_equal(rename(p, q), 0);
+	path_of(f, "outside", q, sizeof(q));
+	assert_int_equal(mkdir(q, 0755), 0);
+	path_of(f, "outside/secret", q, sizeof(q));
+	{
+		FILE *fp = fopen(q, "w");
+
+		assert_non_null(fp);
+		fputs("s", fp);
+		fclose(fp);
+	}
+	assert_int_equal(symlink("outside", p), 0);
+	/* still the pinned directory, never the symlink's target */
+	assert_int_equal(be_stat(f->be, "secret", &a), -ENOENT);
+	assert_int_equal(be_stat(f->be, "top.txt", &a), 0);
+	assert_int_equal(be_list(f->be, "", 0, seen_fill, &s), 0);
+	assert_true(find_name(&s, "100") >= 0);
+	assert_true(find_name(&s, "secret") < 0);
+
+	/* the pinned directory removed for good: the symlink is not
+	 * followed either, the namespace is empty */
+	path_of(f, "root.old", q, sizeof(q));
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", q);
+		assert_int_equal(system(cmd), 0);
+	}
+	assert_int_equal(be_stat(f->be, "secret", &a), -EPERM);
+	s.n = 0;
+	assert_true(be_list(f->be, "", 0, seen_fill, &s) < 0);
+	assert_int_equal(s.n, 0);
+
+	/* a real directory in its place again is pinned */
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(mkdir(p, 0755), 0);
+	put(f, "new", "n");
+	assert_int_equal(be_stat(f->be, "new", &a), 0);
+	assert_int_equal(be_stat(f->be, "secret", &a), -ENOENT);
+}
+
+static void test_local_root_symlink_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct backend *be = NULL;
+	char p[512];
+
+	path_of(f, "ln", p, sizeof(p));
+	assert_int_equal(symlink("root", p), 0);
+	assert_int_equal(open_at(f, "ln", NULL, &be), -EPERM);
+	assert_null(be);
+	/* a symlink in a parent is refused the same way */
+	assert_int_equal(open_at(f, "ln/100", NULL, &be), -EPERM);
+	/* the real path is fine */
+	assert_int_equal(open_at(f, "root/100", NULL, &be), 0);
+	be_close(be);
+}
+
+static void test_local_unsafe_parents_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct backend *be = NULL;
+	char p[512];
+
+	path_of(f, "w", p, sizeof(p));
+	assert_int_equal(mkdir(p, 0755), 0);
+	path_of(f, "w/ns", p, sizeof(p));
+	assert_int_equal(mkdir(p, 0755), 0);
+	assert_int_equal(open_at(f, "w/ns", NULL, &be), 0);
+	be_close(be);
+	be = NULL;
+
+	path_of(f, "w", p, sizeof(p));
+	assert_int_equal(chmod(p, 0777), 0);
+	assert_int_equal(open_at(f, "w/ns", NULL, &be), -EPERM);
+	assert_int_equal(chmod(p, 0775), 0);
+	assert_int_equal(open_at(f, "w/ns", NULL, &be), -EPERM);
+	/* sticky: a normal parent only when root owns it, like /tmp */
+	assert_int_equal(chmod(p, 01777), 0);
+	assert_int_equal(open_at(f, "w/ns", NULL, &be),
+			 geteuid() == 0 ? 0 : -EPERM);
+	be_close(be);
+	be = NULL;
+	/* never the root itself, sticky or not */
+	assert_int_equal(open_at(f, "w", NULL, &be), -EPERM);
+	assert_int_equal(chmod(p, 0755), 0);
+	path_of(f, "w/ns", p, sizeof(p));
+	assert_int_equal(chmod(p, 0757), 0);
+	assert_int_equal(open_at(f, "w/ns", NULL, &be), -EPERM);
+	assert_int_equal(chmod(p, 0755), 0);
+
+	/* a root that appears later is judged when it appears */
+	assert_int_equal(open_at(f, "w/later", NULL, &be), 0);
+	path_of(f, "w/later", p, sizeof(p));
+	assert_int_equal(mkdir(p, 0777), 0);
+	assert_int_equal(chmod(p, 0777), 0);
+	{
+		struct be_attr a;
+
+		assert_int_equal(be_stat(be, "", &a), -EPERM);
+		assert_int_equal(chmod(p, 0755), 0);
+		assert_int_equal(be_stat(be, "", &a), 0);
+	}
+	be_close(be);
+}
+
+static void test_local_namespace_owner(void **state)
+{
+	struct fixture *f = *state;
+	struct stfs_conf c;
+	struct backend *be = NULL;
+	char p[512];
+
+	if (geteuid() != 0)
+		skip(); /* only root can give a directory away */
+	path_of(f, "theirs", p, sizeof(p));
+	assert_int_equal(mkdir(p, 0755), 0);
+	assert_int_equal(chown(p, 4242, 4242), 0);
+	assert_int_equal(open_at(f, "theirs", NULL, &be), -EPERM);
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(conf_init_defaults(&c), 0);
+	c.namespace_owner = strdup("4242");
+	assert_int_equal(open_at(f, "theirs", &c, &be), 0);
+	be_close(be);
+	be = NULL;
+	free(c.namespace_owner);
+	c.namespace_owner = strdup("no-such-user-stfs");
+	assert_int_equal(open_at(f, "theirs", &c, &be), -EINVAL);
+	conf_release(&c);
+}
+
+static void test_local_owner_and_mode(void **state)
+{
+	struct fixture *f = *state;
+	struct seen s = {.n = 0};
+	struct be_attr a;
+	char p[512];
+	int i;
+
+	/* the fixture's directory is 0700: group and other reach nothing */
+	assert_int_equal(be_stat(f->be, "top.txt", &a), 0);
+	assert_true(a.owner.has);
+	assert_int_equal(a.owner.uid, geteuid());
+	assert_int_equal(a.owner.perm, 0600);
+	/* parents count as they were when the root was pinned */
+	path_of(f, "", p, sizeof(p));
+	assert_int_equal(chmod(p, 0711), 0);
+	assert_int_equal(be_stat(f->be, "top.txt", &a), 0);
+	assert_int_equal(a.owner.perm, 0600);
+	{
+		struct backend *be = NULL;
+
+		assert_int_equal(open_at(f, "root", NULL, &be), 0);
+		assert_int_equal(be_stat(be, "top.txt", &a), 0);
+		assert_int_equal(a.owner.perm, 0644);
+		be_close(be);
+	}
+	be_close(f->be);
+	f->be = NULL;
+	assert_int_equal(open_at(f, "root", NULL, &f->be), 0);
+	/* the root's own mode as it is now */
+	assert_int_equal(chmod(f->root, 0750), 0);
+	assert_int_equal(be_stat(f->be, "top.txt", &a), 0);
+	assert_int_equal(a.owner.perm, 0640);
+	assert_int_equal(chmod(f->root, 0755), 0);
+
+	/* the file's own mode */
+	snprintf(p, sizeof(p), "%s/top.txt", f->root);
+	assert_int_equal(chmod(p, 0600), 0);
+	assert_int_equal(be_stat(f->be, "top.txt", &a), 0);
+	assert_int_equal(a.owner.perm, 0600);
+	snprintf(p, sizeof(p), "%s/100/1700000000000-1-1-1.ser", f->root);
+	assert_int_equal(chmod(p, 0), 0);
+
+	/* a directory below the root closed to others: its files too,
+	 * in a stat and in both listings */
+	snprintf(p, sizeof(p), "%s/100/1", f->root);
+	assert_int_equal(chmod(p, 0750), 0);
+	assert_int_equal(be_stat(f->be, "100/1/2/task-0/state-data", &a), 0);
+	assert_int_equal(a.owner.perm, 0640);
+	assert_int_equal(be_stat(f->be, "100/1700000000001-2-1-2.sertmp", &a),
+			 0);
+	assert_int_equal(a.owner.perm, 0644);
+	assert_int_equal(
+		be_list(f->be, "100", BE_LIST_RECURSIVE, seen_fill, &s), 0);
+	i = find_name(&s, "1/2/task-0/state-data");
+	assert_true(i >= 0);
+	assert_int_equal(s.attrs[i].owner.perm, 0640);
+	i = find_name(&s, "1700000000000-1-1-1.ser");
+	assert_true(i >= 0);
+	assert_int_equal(s.attrs[i].owner.perm, 0);
+	/* the walk came back up: a sibling after the closed directory */
+	i = find_name(&s, "1700000000001-2-1-2.sertmp");
+	assert_true(i >= 0);
+	assert_int_equal(s.attrs[i].owner.perm, 0644);
+	s.n = 0;
+	assert_int_equal(be_list(f->be, "100/1/2/task-0", 0, seen_fill, &s), 0);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.attrs[0].owner.perm, 0640);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -505,6 +734,16 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_local_health, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_local_root_swapped_for_symlink, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_local_root_symlink_refused,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_local_unsafe_parents_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_local_namespace_owner,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_local_owner_and_mode,
+						setup, teardown),
 		cmocka_unit_test(test_backend_list_pages_and_stop),
 		cmocka_unit_test(test_backend_remove_many_and_stats),
 		cmocka_unit_test(test_backend_null_slots_are_erofs),

@@ -324,6 +324,43 @@ static void test_tree_pseudo_sizes_are_exact(void **state)
 	}
 }
 
+/* README "Who can read what": the modes open and access judge by */
+static void test_tree_modes(void **state)
+{
+	struct fixture *f = *state;
+	static const char obj[] = "/jobs/100/pipelines/1/checkpoints/1/"
+				  "1000-1-1-1.ser";
+	struct node n;
+	struct stat st;
+
+	/* the fake store has no owners: an object store's documented mode */
+	assert_int_equal(tree_resolve(&f->v, obj, &n), 0);
+	assert_int_equal(tree_stat(&f->v, obj, &n, &st), 0);
+	assert_int_equal(st.st_mode, S_IFREG | 0400);
+	assert_int_equal(st.st_uid, f->fs.uid);
+	assert_int_equal(tree_resolve(&f->v, "/.stfs/config", &n), 0);
+	assert_int_equal(tree_stat(&f->v, "/.stfs/config", &n, &st), 0);
+	assert_int_equal(st.st_mode, S_IFREG | 0400);
+	assert_int_equal(tree_resolve(&f->v, "/.stfs/health", &n), 0);
+	assert_int_equal(tree_stat(&f->v, "/.stfs/health", &n, &st), 0);
+	assert_int_equal(st.st_mode, S_IFREG | 0444);
+	assert_int_equal(tree_resolve(&f->v, "/jobs/100/status", &n), 0);
+	assert_int_equal(tree_stat(&f->v, "/jobs/100/status", &n, &st), 0);
+	assert_int_equal(st.st_mode, S_IFREG | 0444);
+
+	/* with a delete_group, its members too */
+	f->fs.read_group = true;
+	f->fs.read_gid = 4242;
+	assert_int_equal(tree_resolve(&f->v, obj, &n), 0);
+	assert_int_equal(tree_stat(&f->v, obj, &n, &st), 0);
+	assert_int_equal(st.st_mode, S_IFREG | 0440);
+	assert_int_equal(st.st_gid, 4242);
+	assert_int_equal(tree_resolve(&f->v, "/.stfs/config", &n), 0);
+	assert_int_equal(tree_stat(&f->v, "/.stfs/config", &n, &st), 0);
+	assert_int_equal(st.st_mode, S_IFREG | 0440);
+	assert_int_equal(st.st_gid, 4242);
+}
+
 static void test_tree_status_content(void **state)
 {
 	struct fixture *f = *state;
@@ -415,6 +452,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(
 			test_tree_pseudo_sizes_are_exact, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tree_modes, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_tree_status_content, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_tree_inodes_and_mtimes,

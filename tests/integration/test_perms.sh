@@ -50,13 +50,23 @@ raw_count() { find "$NS/$1" "$NS/savepoint/$1" -type f 2>/dev/null | wc -l; }
 P1=600000000000000001 P2=600000000000000002
 mkjob $P1
 mkjob $P2
+# README "Who can read what": a 0600 object and WAL file stay root's
+PRIV=/jobs/$P2/pipelines/1/checkpoints/1/$TS1-1-1-1.ser
+chmod 0600 "$NS/$P2/$TS1-1-1-1.ser"
+IM=$T/imap
+mkdir -p "$IM/0/engine"
+echo "open wal" >"$IM/0/engine/1700000000000"
+echo "password=hunter2" >"$IM/0/engine/1700000000001"
+chmod 0600 "$IM/0/engine/1700000000001"
+# u_cat PATH: cat as the user; prints OK or the errno name
+u_cat() { as_user "cat -- '$M$1' >/dev/null" 2>&1 | errno_of_msg; }
 cat >"$T/scen.json" <<EOF
 {"jobs":[{"jobId":"$P1","jobName":"p1","jobStatus":"FAILED","createTime":"2024-01-01 00:00:00","finishTime":"2024-01-01 01:00:00","errorMsg":"x"},
 {"jobId":"$P2","jobName":"p2","jobStatus":"FAILED","createTime":"2024-01-01 00:00:00","finishTime":"2024-01-01 01:00:00","errorMsg":"x"}]}
 EOF
 start_sim "$T/scen.json" a
 M=$T/m
-mount_stfs "$M" -o "checkpoint=file://$NS/,engine=http://127.0.0.1:$SIM_PORT_a,state_dir=$SD,audit_log=$AUD,timeout=2000,decision_age=0,allow_other,delete_group=$G" ||
+mount_stfs "$M" -o "checkpoint=file://$NS/,engine=http://127.0.0.1:$SIM_PORT_a,imap=file://$IM/,state_dir=$SD,audit_log=$AUD,timeout=2000,decision_age=0,allow_other,delete_group=$G" ||
 	{ finish; exit 1; }
 chmod 0755 "$M" 2>/dev/null
 
@@ -72,6 +82,19 @@ echo "== a user outside delete_group"
 check "the user reads status" as_user "grep -q '^state *FAILED' '$M/jobs/$P1/status'"
 check "the user lists the tree" as_user "ls -lR '$M/jobs/$P1' >/dev/null"
 check "the user reads a checkpoint" as_user "cat '$M$SUP' >/dev/null"
+check_eq "the user cannot read a 0600 object" EACCES "$(u_cat "$PRIV")"
+check_eq "... which shows its source mode and owner" "600 0 -rw-------" \
+	"$(as_user "stat -c '%a %u %A' '$M$PRIV'")"
+check "... and test -r agrees" as_user "! test -r '$M$PRIV'"
+check "root reads the 0600 object" cmp -s "$NS/$P2/$TS1-1-1-1.ser" "$M$PRIV"
+check_eq "the user cannot read a 0600 WAL file" EACCES "$(u_cat /imap/0/engine/1700000000001)"
+check "... root can" grep -q hunter2 "$M/imap/0/engine/1700000000001"
+check_eq "the user reads a 0644 WAL file" OK "$(u_cat /imap/0/engine/1700000000000)"
+check "... and test -r agrees" as_user "test -r '$M/imap/0/engine/1700000000000'"
+check_eq "the user cannot read .stfs/audit" EACCES "$(u_cat /.stfs/audit)"
+check_eq "the user cannot read .stfs/config" EACCES "$(u_cat /.stfs/config)"
+check "root reads .stfs/config" grep -q '^checkpoint' "$M/.stfs/config"
+check_eq "the user reads status" OK "$(u_cat "/jobs/$P1/status")"
 check_eq "deletable (user) says EACCES R4" "no EACCES R4" \
 	"$(as_user "head -1 '$M/jobs/$P1/deletable'" | cut -d' ' -f1-3)"
 for p in "$SUP" "$RP" "$SP" "$TMP"; do
@@ -96,6 +119,9 @@ check_eq "deletable (user, just after root) of P2 says EACCES R4" "no EACCES R4"
 echo "== the user in delete_group"
 usermod -aG "$G" "$U"
 check "the user is in $G" as_user "id -nG | grep -qw $G"
+check_eq "a member reads .stfs/audit" OK "$(u_cat /.stfs/audit)"
+check_eq "a member reads .stfs/config" OK "$(u_cat /.stfs/config)"
+check_eq "a member still cannot read the 0600 object" EACCES "$(u_cat "$PRIV")"
 check_eq "member release" OK "$(u_release $P1)"
 check "release stored" test -e "$SD/releases/$P1"
 check_eq "member release audited with uid" 1 \
