@@ -4,53 +4,112 @@
 Python 3 stdlib only.  Loopback use; not a security boundary.
 
     stsim.py --scenario FILE --port P [--host 127.0.0.1] [--pidfile F]
-             [--port-file F] [--ctl-token TOKEN|none]
+             [--port-file F] [--ctl-token TOKEN|none] [--version 2.3|3]
+             [--stop-delay-ms MS] [--telemetry]
 
 --port 0 binds a free port.  Once bound, the simulator prints
 "listening on PORT" on stdout (flushed) and writes PORT to --port-file.
 SIGTERM/SIGINT stop it (and remove the pidfile).
 
+--version picks the engine line whose REST shapes are served (default: the
+scenario's "version", else 2.3; "2.3.12", "3.1.0" etc. are accepted):
+  2.3  the 2.3 line (2.3.12): plain arrays only (?page=&rows= is ignored), no
+       /jobs/checkpoints/*, no "pendingJobs" in /overview, table metric keys
+       are bare table names, rates in Double.toString form ("1.0E-4"), and
+       the 2.3.12 failures below (__missingDag, __missingMetrics).
+  3    3.x (3.1.0): ?page=N[&rows=R] -> {"data":[..],"total":N} (no page ->
+       still a plain array; page < 1 or past the end -> 400), "pendingJobs"
+       in /overview, a "diagnostics" object on /job-info of running jobs
+       (shape not confirmed against a real 3.1.0), table metric keys
+       "Source[0].db.table"/"Sink[0].db.table" (the source or sink vertex
+       that carries the table; when several do, the lowest one), SinkCommitted*/
+       IntermediateQueueSize keys, rates in BigDecimal.toPlainString form.
+--stop-delay-ms (default: scenario "stop_delay_ms", else 500): how long a
+stopped job stays in CANCELING / DOING_SAVEPOINT before it ends.
+--telemetry (or scenario "telemetry": true): /metrics and /openmetrics carry
+Prometheus text; without it both answer an empty text/plain body, as the
+engine does unless seatunnel.engine.telemetry.metric.enabled is true.
+
 Scenario file (written by scripts/genstate.py; only "jobs" is required):
   {
     "format": "stsim-scenario/1",
     "timezone": "UTC",                  # times below are rendered as given
-    "legacy_paged": false,              # true: every list is {"data":[..],"total":N}
+    "version": "2.3",                   # optional, see --version
+    "stop_delay_ms": 500,               # optional, see --stop-delay-ms
+    "telemetry": false,                 # optional, see --telemetry
+    "legacy_paged": false,              # true: every list is {"data":[..],
+                                        # "total":N} even without ?page= (no
+                                        # real engine does this; a robustness
+                                        # knob for the client's page walk)
     "cluster": {
-      "overview": {"projectVersion": "2.3.10", "gitCommitAbbrev": "...",
+      "overview": {"projectVersion": "2.3.12", "gitCommitAbbrev": "...",
                    "totalSlot": "0", "unassignedSlot": "0", "workers": "2"},
-      "members": [ {"isMaster": "true", "host": "...", "port": "5801", ...}, ...]
+      "members": [ {"isMaster": "true", "host": "...", "port": "5801", ...}, ...],
+      "member_fail": false              # true: as the member_fail fault
     },
     "jobs": [ {                         # every job the ENGINE knows
       "jobId": "<18 digits>", "jobName": str, "jobStatus": <JobStatus name>,
       "envOptions": {str: str}, "createTime": "yyyy-MM-dd HH:mm:ss",
+      "startTime": str ("" before SCHEDULED; derived from createTime when
+                   the key is absent),
       "finishTime": str|null (end states), "errorMsg": str|null (FAILED),
       "jobDag": {"jobId", "pipelineEdges": {"<pid>": [{"inputVertexId",
                  "targetVertexId"}]}, "envOptions", "vertexInfoMap": [...]},
       "pluginJarsUrls": [], "isStartWithSavePoint": bool,
-      "metrics": {16 keys, string values, Table* keys are {table: str}} } ],
+      "metrics": {16 keys, string values, Table* keys are {table: str}},
+      "__missingDag": bool,             # 2.3.12 fault, see below
+      "__missingMetrics": bool } ],     # 2.3.12 fault, see below
     "orphans": [jobId...], "storage": {...}   # generator info, ignored here
   }
 A job whose jobStatus is an end state (FAILED, SAVEPOINT_DONE, CANCELED,
 FINISHED, UNKNOWABLE) is a finished job (engine_finishedJobState); any other
-state is a running job (engine_runningJobInfo).
+state, PENDING included, is a running job (engine_runningJobInfo).
 
-Real API (SEATUNNEL.md 4; compact JSON, exact key order, Content-Type
-application/json; errors {"status":"fail","message":..} with 400/500):
+Real API (SEATUNNEL.md 4 and 9; compact JSON, exact key order, Content-Type
+application/json;charset=utf-8; errors {"status":"fail","message":..} with
+400 for IllegalArgumentException/NumberFormatException, else 500; an NPE has
+"message":null).  Every servlet is mounted at <path>/*, so /overview/x or
+/running-jobs/ are served as /overview and /running-jobs.  Unknown paths and
+wrong methods get Jetty's HTML 404 / 405 pages, not JSON.
   GET  /overview                      all values strings
-  GET  /running-jobs[?page=&rows=]    array, or {"data":[..],"total":N} with page
-  GET  /finished-jobs[/][<STATE>][?page=&rows=]  by finishTime ascending
-  GET  /job-info/<id>, /running-job/<id>   unknown -> 200 {"jobId":"<id>"}
-  GET  /system-monitoring-information
-  GET  /metrics, /openmetrics         Prometheus text (text/plain)
-  POST /stop-job {"jobId":..,"isStopWithSavePoint":bool} -> {"jobId":"<id>"}
-  POST /stop-jobs [{...}, ...]        -> [{"jobId":<long>}, ...]
+  GET  /running-jobs[?page=&rows=]    array; {"data":[..],"total":N} with page (3)
+  GET  /finished-jobs[/][<STATE>][?page=&rows=]  by finishTime ascending; the
+                                      whole rest of the path is the state
+  GET  /job-info/<id>, /running-job/<id>   unknown -> 200 {"jobId":"<id>"};
+                                      "" or non-numeric -> 400 'For input
+                                      string: "<id>"'
+  GET  /system-monitoring-information one object per member
+  GET  /metrics, /openmetrics         text/plain;charset=utf-8, empty unless
+                                      telemetry is on
+  POST /stop-job {"jobId":..,"isStopWithSavePoint":bool} -> 200 {"jobId":
+       "<as given>"} even for an unknown job; a running job moves on
+       asynchronously: RUNNING -> CANCELING -> CANCELED, or (savepoint, only
+       from RUNNING) RUNNING -> DOING_SAVEPOINT -> SAVEPOINT_DONE, after
+       --stop-delay-ms.  No jobId -> 400 "jobId cannot be empty."; empty
+       body -> 400 "Request body is empty."; invalid JSON -> 400.
+  POST /stop-jobs [{...}, ...]        -> [{"jobId":<number>}, ...]; every
+       element is stopped first, then its jobId cast to Long: a string id, or
+       a number that fits in 32 bits (Jackson makes it an Integer), -> 500
+       ClassCastException.
+Engine failures of 2.3.12 (--version 2.3 only; 3.x fixed them):
+  "__missingDag": true on a finished job (its engine_finishedJobVertexInfo
+       entry is gone, issue #10041): every list that would contain it
+       (/finished-jobs, /finished-jobs/<its state>) and its own /job-info
+       answer 500 {"status":"fail","message":null}.  In 3.x it is listed
+       with "jobDag":{} (#10599).
+  "__missingMetrics": true on a finished job (issue #10695): its /job-info
+       answers 500 {"status":"fail","message":null}.  In 3.x its metrics are
+       empty (zero sums, {} tables).
+  member_fail (fault mode below, or "cluster": {"member_fail": true}): one
+       member's health operation fails, so /system-monitoring-information
+       answers 500 {"status":"fail","message":null} (both versions).
 Control API (not part of SeaTunnel; never subject to faults; with
 --ctl-token T the header "X-Sim-Token: T" is required, else 403):
   GET    /__sim/stats        {"total":N,"paths":{"/running-jobs":n,..},"faulted":n}
   POST   /__sim/reset-stats
   GET    /__sim/fault        current fault
   POST   /__sim/fault {"mode": "none"|"5xx"|"garbage"|"hang"|"slow"|
-                       "truncated"|"oversize", "delay_ms": N,
+                       "truncated"|"oversize"|"member_fail", "delay_ms": N,
                        "paths": "/prefix" | ["/a","/b"] (optional),
                        "count": N (optional: affect N requests, then none),
                        "size_mb": N (oversize body size, default 64)}
@@ -58,12 +117,16 @@ Control API (not part of SeaTunnel; never subject to faults; with
        connection is closed; slow: sleep delay_ms then answer; garbage: 200
        with invalid JSON; 5xx: 500/503 alternately with the real error body;
        truncated: Content-Length of the full body, half of it sent, close;
-       oversize: 200 application/json of size_mb MiB (a valid JSON array).
+       oversize: 200 application/json of size_mb MiB (a valid JSON array);
+       member_fail: the 2.3.12 member failure above (applies to
+       /system-monitoring-information only, whatever "paths" says).
   POST   /__sim/job {"jobId": "..", "state"|"jobStatus": "..", other job
                      fields...}  add or change a job; moves it between running
                      and finished as the state dictates (finishTime set on
                      entering an end state, cleared on leaving it; errorMsg
-                     cleared when leaving FAILED).  -> the job's API object
+                     cleared when leaving FAILED; a pending stop is dropped).
+                     "__missingDag"/"__missingMetrics" set or clear the
+                     faults above.  -> the job's API object (never faulted)
   DELETE /__sim/job/<id>     forget the job (history expiry) -> {"deleted":true}
   GET    /__sim/jobs         the raw scenario jobs (debugging)
 """
@@ -71,10 +134,12 @@ Control API (not part of SeaTunnel; never subject to faults; with
 import argparse
 import json
 import os
+import re
 import signal
 import sys
 import threading
 import time
+from decimal import Decimal, InvalidOperation
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -82,6 +147,7 @@ JOB_STATUSES = ["INITIALIZING", "CREATED", "PENDING", "SCHEDULED", "RUNNING",
                 "FAILING", "FAILED", "DOING_SAVEPOINT", "SAVEPOINT_DONE",
                 "CANCELING", "CANCELED", "FINISHED", "UNKNOWABLE"]
 END_STATES = {"FAILED", "SAVEPOINT_DONE", "CANCELED", "FINISHED", "UNKNOWABLE"}
+NOT_STARTED = {"INITIALIZING", "CREATED", "PENDING"}  # no SCHEDULED timestamp
 METRIC_KEYS = ["SourceReceivedCount", "SinkWriteCount", "SourceReceivedBytes",
                "SinkWriteBytes", "SourceReceivedQPS", "SinkWriteQPS",
                "SourceReceivedBytesPerSeconds", "SinkWriteBytesPerSeconds",
@@ -90,16 +156,43 @@ METRIC_KEYS = ["SourceReceivedCount", "SinkWriteCount", "SourceReceivedBytes",
                "TableSourceReceivedQPS", "TableSinkWriteQPS",
                "TableSourceReceivedBytesPerSeconds",
                "TableSinkWriteBytesPerSeconds"]
-FAULT_MODES = {"none", "5xx", "garbage", "hang", "slow", "truncated", "oversize"}
+# 3.x BaseService: committed counters beside the written ones
+COMMITTED_OF = {"SinkCommittedCount": "SinkWriteCount",
+                "SinkCommittedBytes": "SinkWriteBytes",
+                "SinkCommittedQPS": "SinkWriteQPS",
+                "SinkCommittedBytesPerSeconds": "SinkWriteBytesPerSeconds",
+                "TableSinkCommittedCount": "TableSinkWriteCount",
+                "TableSinkCommittedBytes": "TableSinkWriteBytes",
+                "TableSinkCommittedQPS": "TableSinkWriteQPS",
+                "TableSinkCommittedBytesPerSeconds": "TableSinkWriteBytesPerSeconds"}
+FAULT_MODES = {"none", "5xx", "garbage", "hang", "slow", "truncated", "oversize",
+               "member_fail"}
+VERSIONS = {"2.3": "2.3.12", "3": "3.1.0"}   # line -> default projectVersion
 HANG_MAX_S = 600
 LONG_MAX = (1 << 63) - 1
+INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
+JSON_CT = "application/json;charset=utf-8"
+TEXT_CT = "text/plain;charset=utf-8"
+HTML_CT = "text/html;charset=iso-8859-1"
+CCE = ("class java.lang.%s cannot be cast to class java.lang.Long "
+       "(java.lang.%s and java.lang.Long are in module java.base of loader "
+       "'bootstrap')")
+# servlet (first path segment) -> the one method it implements
+SERVLETS = {"overview": "GET", "running-jobs": "GET", "finished-jobs": "GET",
+            "job-info": "GET", "running-job": "GET",
+            "system-monitoring-information": "GET", "metrics": "GET",
+            "openmetrics": "GET", "stop-job": "POST", "stop-jobs": "POST"}
 
 
 class ApiError(Exception):
-    def __init__(self, code, msg):
+    """An answer of the engine's ExceptionHandlingFilter (JSON) or, with
+    html=True, a Jetty error page."""
+
+    def __init__(self, code, msg, html=False):
         Exception.__init__(self, msg)
         self.code = code
         self.msg = msg
+        self.html = html
 
 
 def dumps(o):
@@ -110,17 +203,56 @@ def fmt_now():
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
 
 
+def version_line(v):
+    """'2.3', '2.3.12' -> '2.3'; '3', '3.1.0' -> '3'."""
+    v = str(v or "2.3")
+    if v == "2.3" or v.startswith("2.3."):
+        return "2.3"
+    if v == "3" or v.startswith("3."):
+        return "3"
+    raise ValueError("unsupported engine version %r (2.3 or 3)" % v)
+
+
+def number_format(s):
+    return ApiError(400, 'For input string: "%s"' % s)
+
+
 def parse_long(s):
     """Long.parseLong semantics: NumberFormatException -> 400."""
-    if s is None or s == "":
-        raise ApiError(400, "The jobId must not be empty.")
+    s = "" if s is None else s
     t = s[1:] if s[:1] in "+-" else s
     if not t or not t.isdigit() or not t.isascii():
-        raise ApiError(400, 'For input string: "%s"' % s)
+        raise number_format(s)
     v = int(s)
     if v > LONG_MAX or v < -LONG_MAX - 1:
-        raise ApiError(400, 'For input string: "%s"' % s)
+        raise number_format(s)
     return v
+
+
+def parse_int(s):
+    v = parse_long(s)
+    if v < INT_MIN or v > INT_MAX:
+        raise number_format(s)
+    return v
+
+
+def java_str(v):
+    """Object.toString() of a value Jackson read from JSON."""
+    if v is True or v is False:
+        return "true" if v else "false"
+    return str(v)
+
+
+def plain(v):
+    """Double.toString form -> BigDecimal.toPlainString form (3.x)."""
+    try:
+        d = Decimal(v)
+    except (InvalidOperation, TypeError, ValueError):
+        return v
+    if "E" not in v and "e" not in v:
+        return v
+    out = format(d, "f")
+    return out if "." in out else out + ".0"
 
 
 def default_metrics():
@@ -135,14 +267,76 @@ def default_metrics():
     return m
 
 
+def vertex_label(name):
+    """'pipeline-1 [Sink[0]-console-MultiTableSink]' -> 'Sink[0]'."""
+    m = re.search(r"((?:Sink|Source|Transform)\[\d+\])", name or "")
+    return m.group(1) if m else None
+
+
+def metrics_v3(m, dag):
+    """3.x BaseService.getJobMetrics: committed keys, plain rates and table
+    keys prefixed with the vertex of that kind that carries the table."""
+    owners = {"source": {}, "sink": {}}
+    for v in (dag or {}).get("vertexInfoMap") or []:
+        lab = vertex_label(v.get("vertexName"))
+        kind = owners.get(v.get("type"))
+        if lab is None or kind is None:
+            continue
+        for t in v.get("tablePaths") or []:
+            kind.setdefault(t, []).append(lab)
+    src = dict(m)
+    for k, w in COMMITTED_OF.items():
+        if k not in src and w in src:
+            src[k] = src[w]
+    src.setdefault("IntermediateQueueSize", "0")
+    out = {}
+    for k, v in src.items():
+        if isinstance(v, dict):
+            kind = owners["source" if k.startswith("TableSource") else "sink"]
+            t2 = {}
+            for t, x in v.items():
+                # the engine splits a table's samples by the vertex tag; with
+                # one scenario value per table, the lowest vertex gets it all
+                labs = sorted(set(kind.get(t, [])),
+                              key=lambda s: (int(re.sub(r"\D", "", s)), s))
+                key = labs[0] + "." + t if labs else t
+                t2[key] = plain(x) if isinstance(x, str) else x
+            out[k] = t2
+        else:
+            out[k] = plain(v) if isinstance(v, str) else v
+    return out
+
+
+def jetty_error(code, reason, uri, message=None):
+    """Jetty 9.4 ErrorHandler page (what 404/405 look like)."""
+    msg = message or reason
+    esc = (msg.replace("&", "&amp;").replace("<", "&lt;")
+           .replace(">", "&gt;"))
+    u = uri.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return ("<html>\n<head>\n<meta http-equiv=\"Content-Type\" "
+            "content=\"text/html;charset=ISO-8859-1\"/>\n"
+            "<title>Error %d %s</title>\n</head>\n<body><h2>HTTP ERROR %d %s</h2>\n"
+            "<table>\n<tr><th>URI:</th><td>%s</td></tr>\n"
+            "<tr><th>STATUS:</th><td>%d</td></tr>\n"
+            "<tr><th>MESSAGE:</th><td>%s</td></tr>\n"
+            "</table>\n\n</body>\n</html>\n"
+            % (code, esc, code, esc, u, code, esc))
+
+
 class State:
-    def __init__(self, scen):
+    def __init__(self, scen, version=None, stop_delay_ms=None, telemetry=None):
         self.lock = threading.Lock()
         self.cluster = scen.get("cluster", {})
+        self.version = version_line(version or scen.get("version"))
+        self.stop_delay = (stop_delay_ms if stop_delay_ms is not None
+                           else int(scen.get("stop_delay_ms", 500))) / 1000.0
+        self.telemetry = bool(telemetry or scen.get("telemetry", False))
+        self.member_fail = bool(self.cluster.get("member_fail", False))
         self.legacy_paged = bool(scen.get("legacy_paged", False))
         self.jobs = {}
         for j in scen.get("jobs", []):
             self.jobs[str(j["jobId"])] = dict(j, jobId=str(j["jobId"]))
+        self.pending = {}  # jobId -> (monotonic due time, final state)
         self.stats = {}
         self.total = 0
         self.faulted = 0
@@ -151,48 +345,107 @@ class State:
         self.fault_cv = threading.Condition(self.lock)
         self.fivexx_flip = 0
 
+    @property
+    def v3(self):
+        return self.version == "3"
+
     # ---------------------------------------------------------- rendering
     @staticmethod
-    def running_obj(j):
+    def start_time(j):
+        if "startTime" in j:
+            return j["startTime"] or ""
+        if j["jobStatus"] in NOT_STARTED:
+            return ""
+        return j.get("createTime", "")
+
+    def metrics_of(self, j, dag):
+        m = j.get("metrics", {})
+        if self.v3:
+            if j.get("__missingMetrics"):
+                m = default_metrics()  # JobMetrics.empty()
+            return metrics_v3(m, dag)
+        return m
+
+    def running_obj(self, j):
+        dag = j.get("jobDag", {})
         return {
             "jobId": j["jobId"],
             "jobName": j.get("jobName", ""),
             "jobStatus": j["jobStatus"],
             "envOptions": j.get("envOptions", {}),
             "createTime": j.get("createTime", ""),
-            "jobDag": j.get("jobDag", {}),
+            "startTime": self.start_time(j),
+            "jobDag": dag,
             "pluginJarsUrls": j.get("pluginJarsUrls", []),
             "isStartWithSavePoint": bool(j.get("isStartWithSavePoint", False)),
-            "metrics": j.get("metrics", {}),
+            "metrics": self.metrics_of(j, dag),
         }
 
-    @staticmethod
-    def finished_obj(j):
+    def finished_obj(self, j, info=False, faults=True):
+        if faults and j.get("__missingDag") and not self.v3:
+            raise ApiError(500, None)   # NPE in BaseService.getJobInfoJson
+        if faults and info and j.get("__missingMetrics") and not self.v3:
+            raise ApiError(500, None)   # NPE in JobInfoServlet
+        dag = {} if j.get("__missingDag") else j.get("jobDag", {})
         return {
             "jobId": j["jobId"],
             "jobName": j.get("jobName", ""),
             "jobStatus": j["jobStatus"],
             "errorMsg": j.get("errorMsg"),
             "createTime": j.get("createTime", ""),
+            "startTime": self.start_time(j),
             "finishTime": j.get("finishTime") or "",
-            "jobDag": j.get("jobDag", {}),
+            "jobDag": dag,
             "pluginJarsUrls": [],
-            "metrics": j.get("metrics", {}),
+            "metrics": self.metrics_of(j, dag),
         }
 
-    def obj(self, j):
+    def diagnostics(self, j):
+        """3.x job-info "diagnostics" (PR #11982: restore counters and state
+        timestamps; the exact key names are not confirmed)."""
+        pids = sorted(int(p) for p in (j.get("jobDag", {}).get("pipelineEdges")
+                                       or {"1": []}))
+        ts = {"CREATED": j.get("createTime", "")}
+        if self.start_time(j):
+            ts["SCHEDULED"] = self.start_time(j)
+        return {"restoreCount": int(j.get("restoreCount", 0)),
+                "stateTimestamps": ts,
+                "pipelines": [{"pipelineId": p, "restoreCount": 0,
+                               "maxRestoreCount": 3, "stateTimestamps": ts}
+                              for p in pids]}
+
+    def obj(self, j, info=False, faults=True):
         if j["jobStatus"] in END_STATES:
-            return self.finished_obj(j)
-        return self.running_obj(j)
+            return self.finished_obj(j, info, faults)
+        o = self.running_obj(j)
+        if info and self.v3:
+            o["diagnostics"] = self.diagnostics(j)
+        return o
+
+    # ---------------------------------------------------------- time
+    def tick(self):
+        """Apply the stops that are due (caller holds the lock)."""
+        if not self.pending:
+            return
+        now = time.monotonic()
+        for jid, (due, final) in list(self.pending.items()):
+            if due > now:
+                continue
+            del self.pending[jid]
+            j = self.jobs.get(jid)
+            if j is not None and j["jobStatus"] not in END_STATES:
+                self.jobs[jid] = dict(j, jobStatus=final, finishTime=fmt_now())
 
     # ---------------------------------------------------------- queries
     def running(self):
         with self.lock:
+            self.tick()
             return [self.running_obj(j) for j in self.jobs.values()
                     if j["jobStatus"] not in END_STATES]
 
     def finished(self, state):
         with self.lock:
+            self.tick()
             js = [j for j in self.jobs.values() if j["jobStatus"] in END_STATES]
             if state:
                 js = [j for j in js if j["jobStatus"] == state.upper()]
@@ -201,15 +454,23 @@ class State:
 
     def job_info(self, jid):
         with self.lock:
+            self.tick()
             j = self.jobs.get(str(jid))
-            return self.obj(j) if j else {"jobId": str(jid)}
+            return self.obj(j, info=True) if j else {"jobId": str(jid)}
 
     def overview(self):
         ov = dict(self.cluster.get("overview", {}))
         with self.lock:
+            self.tick()
             sts = [j["jobStatus"] for j in self.jobs.values()]
+        pv = str(ov.get("projectVersion", ""))
+        try:
+            if version_line(pv) != self.version:
+                pv = VERSIONS[self.version]
+        except ValueError:
+            pv = VERSIONS[self.version]
         out = {
-            "projectVersion": str(ov.get("projectVersion", "2.3.10")),
+            "projectVersion": pv,
             "gitCommitAbbrev": str(ov.get("gitCommitAbbrev", "bef7607")),
             "totalSlot": str(ov.get("totalSlot", "0")),
             "unassignedSlot": str(ov.get("unassignedSlot", "0")),
@@ -219,6 +480,8 @@ class State:
             "cancelledJobs": str(sts.count("CANCELED")),
             "workers": str(ov.get("workers", len(self.members()) or 1)),
         }
+        if self.v3:
+            out["pendingJobs"] = str(sts.count("PENDING"))
         return out
 
     def members(self):
@@ -229,7 +492,10 @@ class State:
                  "processors": "2"}]
 
     def prometheus(self, openmetrics=False):
+        if not self.telemetry:
+            return ""
         with self.lock:
+            self.tick()
             sts = [j["jobStatus"] for j in self.jobs.values()]
         types = [("canceled", "CANCELED"), ("cancelling", "CANCELING"),
                  ("created", "CREATED"), ("failed", "FAILED"),
@@ -254,6 +520,7 @@ class State:
         jid = str(parse_long(str(body["jobId"])))
         state = body.get("state", body.get("jobStatus"))
         with self.lock:
+            self.tick()
             j = self.jobs.get(jid)
             if j is None:
                 if state is None:
@@ -287,28 +554,61 @@ class State:
                         j["finishTime"] = None
                     if "errorMsg" not in body:
                         j["errorMsg"] = None
+                if state in NOT_STARTED:
+                    if "startTime" not in body:
+                        j["startTime"] = ""
+                elif "startTime" not in body and j.get("startTime") == "":
+                    j["startTime"] = fmt_now()  # scheduled just now
+                self.pending.pop(jid, None)
             self.jobs[jid] = j
-            return self.obj(j)
+            return self.obj(j, faults=False)
 
     def stop_job(self, body):
-        if not isinstance(body, dict) or body.get("jobId") in (None, ""):
-            raise ApiError(400, "The jobId must not be empty.")
-        jid = str(parse_long(str(body["jobId"])))
-        sp = body.get("isStopWithSavePoint", False)
-        if isinstance(sp, str):
-            sp = sp.lower() == "true"
+        """BaseService.handleStopJob on the master: cancel or savepoint
+        without waiting for it.  Returns the jobId as given."""
+        if not isinstance(body, dict) or body.get("jobId") is None:
+            raise ApiError(400, "jobId cannot be empty.")
+        given = java_str(body["jobId"])
+        jid = str(parse_long(given))
+        sp = java_str(body.get("isStopWithSavePoint", False)).lower() == "true"
         with self.lock:
+            self.tick()
             j = self.jobs.get(jid)
-            if j is None:
-                raise ApiError(500, "Job %s not found" % jid)
-            if j["jobStatus"] not in END_STATES:
-                j = dict(j, jobStatus="SAVEPOINT_DONE" if sp else "CANCELED",
-                         finishTime=fmt_now())
-                self.jobs[jid] = j
-        return jid
+            if j is None or j["jobStatus"] in END_STATES:
+                return given
+            if sp:
+                if j["jobStatus"] != "RUNNING":
+                    return given  # the savepoint fails, unobserved
+                mid, final = "DOING_SAVEPOINT", "SAVEPOINT_DONE"
+            else:
+                if j["jobStatus"] == "CANCELING":
+                    return given
+                mid, final = "CANCELING", "CANCELED"
+            self.jobs[jid] = dict(j, jobStatus=mid)
+            self.pending[jid] = (time.monotonic() + self.stop_delay, final)
+        return given
+
+    def stop_jobs(self, body):
+        if not isinstance(body, list):
+            raise ApiError(500, "Cannot deserialize value of type "
+                                "`java.util.ArrayList<java.util.Map>` from Object value")
+        out = []
+        for b in body:
+            self.stop_job(b)
+            v = b.get("jobId")
+            if isinstance(v, str):
+                raise ApiError(500, CCE % ("String", "String"))
+            if isinstance(v, bool) or not isinstance(v, int):
+                kind = "Boolean" if isinstance(v, bool) else "Double"
+                raise ApiError(500, CCE % (kind, kind))
+            if INT_MIN <= v <= INT_MAX:
+                raise ApiError(500, CCE % ("Integer", "Integer"))
+            out.append({"jobId": v})
+        return out
 
     def forget(self, jid):
         with self.lock:
+            self.pending.pop(str(jid), None)
             return self.jobs.pop(str(jid), None) is not None
 
     # ---------------------------------------------------------- faults/stats
@@ -326,6 +626,8 @@ class State:
             if f["mode"] == "none":
                 return None
             paths = f.get("paths")
+            if f["mode"] == "member_fail":
+                paths = ["/system-monitoring-information"]
             if paths:
                 if isinstance(paths, str):
                     paths = [paths]
@@ -369,24 +671,22 @@ class State:
                 self.fault_cv.wait(min(left, 1.0))
 
 
-def page_of(items, q, always):
-    """PageBaseServlet: with ?page= (or legacy_paged) -> {"data","total"}."""
-    if "page" not in q and not always:
-        return items
+def page_of(items, q, paging, always):
+    """3.x PageBaseServlet: with ?page= -> {"data","total"}; 2.3 ignores
+    the parameters.  always (legacy_paged): the wrapper even without page."""
+    if "page" not in q or not (paging or always):
+        return {"data": items, "total": len(items)} if always else items
     total = len(items)
-    if "page" not in q:
-        return {"data": items, "total": total}
-    try:
-        page = int(q["page"][0])
-        rows = int(q.get("rows", ["10"])[0])
-    except ValueError:
-        raise ApiError(400, "page and rows must be numbers")
-    if page < 1 or rows < 1:
-        raise ApiError(400, "page and rows must be greater than 0")
+    page = parse_int(q["page"][-1])
+    rows = parse_int(q["rows"][-1]) if "rows" in q else 10
     start = (page - 1) * rows
-    if start >= total and not (page == 1 and total == 0):
-        raise ApiError(400, "page %d is out of range, total %d" % (page, total))
-    return {"data": items[start:start + rows], "total": total}
+    if start >= total or page < 1:
+        raise ApiError(400, "Page number must be greater than 0" if page < 1
+                       else "Page number exceeds total pages")
+    end = min(start + rows, total)
+    if end < start:
+        raise ApiError(400, "fromIndex(%d) > toIndex(%d)" % (start, end))
+    return {"data": items[start:end], "total": total}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -403,11 +703,14 @@ class Handler(BaseHTTPRequestHandler):
         return self.server_version
 
     # ---------------------------------------------------------- plumbing
-    def send(self, code, body, ctype="application/json"):
+    def send(self, code, body, ctype=JSON_CT, headers=()):
         if isinstance(body, str):
-            body = body.encode("utf-8")
+            body = body.encode("utf-8" if ctype != HTML_CT else "iso-8859-1",
+                               "replace")
         self.send_response(code)
         self.send_header("Content-Type", ctype)
+        for k, v in headers:
+            self.send_header(k, v)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         if self.command != "HEAD":
@@ -418,6 +721,11 @@ class Handler(BaseHTTPRequestHandler):
 
     def fail(self, code, msg):
         self.send_json(code, {"status": "fail", "message": msg})
+
+    def send_error_page(self, e, path):
+        self.send(e.code, jetty_error(e.code, self.responses.get(
+            e.code, ("Error",))[0], path, e.msg), HTML_CT,
+            (("Cache-Control", "must-revalidate,no-cache,no-store"),))
 
     def read_body(self):
         n = int(self.headers.get("Content-Length") or 0)
@@ -434,8 +742,21 @@ class Handler(BaseHTTPRequestHandler):
         except (ValueError, UnicodeDecodeError) as e:
             raise ApiError(400, "Invalid JSON: %s" % e)
 
+    def read_request_json(self):
+        """BaseService.requestHandle: the engine's body rules."""
+        raw = self.read_body()
+        if len(raw) == 0:
+            raise ApiError(400, "Request body is empty.")
+        try:
+            return json.loads(raw.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            raise ApiError(400, "Invalid JSON format in request body.")
+
     def do_GET(self):
         self.dispatch("GET")
+
+    def do_HEAD(self):
+        self.dispatch("HEAD")
 
     def do_POST(self):
         self.dispatch("POST")
@@ -462,7 +783,10 @@ class Handler(BaseHTTPRequestHandler):
                 return
             self.api(method, path, q)
         except ApiError as e:
-            self.fail(e.code, e.msg)
+            if e.html:
+                self.send_error_page(e, path)
+            else:
+                self.fail(e.code, e.msg)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
         except Exception as e:  # the real filter maps anything else to 500
@@ -491,6 +815,9 @@ class Handler(BaseHTTPRequestHandler):
                 code = 500 if self.st.fivexx_flip % 2 else 503
             self.fail(code, "com.hazelcast.core.HazelcastInstanceNotActiveException: "
                             "Hazelcast instance is not active!")
+            return True
+        if mode == "member_fail":
+            self.fail(500, None)   # NPE: a member's health string is null
             return True
         if mode == "garbage":
             self.send(200, '{"jobId":"12\x00<html>garbage ]]} not json')
@@ -546,43 +873,37 @@ class Handler(BaseHTTPRequestHandler):
 
     def answer(self, method, path, q):
         st = self.st
-        parts = [p for p in path.split("/")]
+        parts = path.split("/")
         head = parts[1] if len(parts) > 1 else ""
-        rest = "/".join(parts[2:]) if len(parts) > 2 else None
-        gets = {"overview", "running-jobs", "finished-jobs", "job-info",
-                "running-job", "system-monitoring-information", "metrics",
-                "openmetrics"}
-        posts = {"stop-job", "stop-jobs"}
-        if head in gets and method != "GET":
-            raise ApiError(405, "HTTP method %s is not supported by this URL" % method)
-        if head in posts and method != "POST":
-            raise ApiError(405, "HTTP method %s is not supported by this URL" % method)
-        if head == "overview" and not rest:
+        # Jetty mapping <ctx>/<head>/*: the rest is the servlet's path info
+        rest = "/".join(parts[2:]) if len(parts) > 2 else ""
+        want = SERVLETS.get(head)
+        if want is None:
+            raise ApiError(404, "Not Found", html=True)
+        if method == "HEAD":
+            method = "GET"  # HttpServlet.doHead runs doGet without a body
+        if method != want:
+            raise ApiError(405, "HTTP method %s is not supported by this URL"
+                           % method, html=True)
+        paging = st.v3
+        if head == "overview":
             return 200, st.overview()
-        if head == "running-jobs" and not rest:
-            return 200, page_of(st.running(), q, st.legacy_paged)
+        if head == "running-jobs":
+            return 200, page_of(st.running(), q, paging, st.legacy_paged)
         if head == "finished-jobs":
-            return 200, page_of(st.finished(rest or ""), q, st.legacy_paged)
+            return 200, page_of(st.finished(rest), q, paging, st.legacy_paged)
         if head in ("job-info", "running-job"):
-            jid = parse_long(rest or "")
-            return 200, st.job_info(jid)
-        if head == "system-monitoring-information" and not rest:
+            return 200, st.job_info(parse_long(rest))
+        if head == "system-monitoring-information":
+            if st.member_fail:
+                raise ApiError(500, None)
             return 200, st.members()
-        if head in ("metrics", "openmetrics") and not rest:
-            om = head == "openmetrics"
-            ctype = ("application/openmetrics-text; version=1.0.0; charset=utf-8"
-                     if om else "text/plain; version=0.0.4; charset=utf-8")
-            return 200, (st.prometheus(om), ctype)
-        if head == "stop-job" and not rest:
-            jid = st.stop_job(self.read_json())
-            return 200, {"jobId": jid}
-        if head == "stop-jobs" and not rest:
-            body = self.read_json()
-            if not isinstance(body, list):
-                raise ApiError(400, "array expected")
-            return 200, [{"jobId": int(st.stop_job(b))} for b in body]
-        return 404, ("<html><body><h2>HTTP ERROR 404 Not Found</h2></body></html>",
-                     "text/html;charset=iso-8859-1")
+        if head in ("metrics", "openmetrics"):
+            return 200, (st.prometheus(head == "openmetrics"), TEXT_CT)
+        if head == "stop-job":
+            return 200, {"jobId": st.stop_job(self.read_request_json())}
+        # stop-jobs
+        return 200, st.stop_jobs(self.read_request_json())
 
     # ---------------------------------------------------------- control
     def control(self, method, path):
@@ -619,6 +940,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         if path == "/__sim/jobs" and method == "GET":
             with st.lock:
+                st.tick()
                 self.send_json(200, list(st.jobs.values()))
             return
         raise ApiError(404, "no such control endpoint %s %s" % (method, path))
@@ -633,10 +955,19 @@ def main(argv=None):
     ap.add_argument("--port-file", help="write the bound port here")
     ap.add_argument("--ctl-token", default="none",
                     help="token required in X-Sim-Token for /__sim/ (none = open)")
+    ap.add_argument("--version", default=None,
+                    help="engine line: 2.3 (default) or 3 (2.3.12, 3.1.0 also accepted)")
+    ap.add_argument("--stop-delay-ms", type=int, default=None,
+                    help="ms a stopped job stays CANCELING/DOING_SAVEPOINT (default 500)")
+    ap.add_argument("--telemetry", action="store_true",
+                    help="serve Prometheus text on /metrics and /openmetrics")
     a = ap.parse_args(argv)
     with open(a.scenario) as f:
         scen = json.load(f)
-    Handler.st = State(scen)
+    try:
+        Handler.st = State(scen, a.version, a.stop_delay_ms, a.telemetry)
+    except ValueError as e:
+        ap.error(str(e))
     Handler.ctl_token = None if a.ctl_token in (None, "", "none") else a.ctl_token
     ThreadingHTTPServer.daemon_threads = True
     ThreadingHTTPServer.allow_reuse_address = True
