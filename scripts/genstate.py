@@ -4,17 +4,36 @@
 Writes, under --out DIR:
   checkpoint/<jobId>/<writeTs>-<rand>-<pid>-<cid>.ser   real layout; body is a
       protostuff PipelineState{CompletedCheckpoint} (scripts/pstuff_enc.py);
-      mtime = writeTs.  In-flight ".sertmp" files (own ts/rand) beside some
-      RUNNING jobs.
+      mtime = writeTs.  In-flight ".sertmp" files (own ts/rand, a partial
+      body: a write cut short) beside some RUNNING/DOING_SAVEPOINT jobs.
+  checkpoint/<jobId>/.<file>.crc                                      (--crc)
+      Hadoop ChecksumFileSystem sidecars ("crc\0", int 512, one CRC32 per
+      512 bytes, big-endian) beside every .ser/.sertmp, as the hdfs plugin on
+      fs.defaultFS file:/// may write them (SEATUNNEL.md 9, inferred; off by
+      default until a real engine run confirms it).
   checkpoint/<jobId>/<pid>/<cid>/<task-location>/state-data          (--doc-jobs)
   checkpoint/savepoint/<jobId>/<sp-ts>/<pid>/<task-location>/state-data (--doc-jobs)
+      the layouts the engine's docs describe and no engine writes
+      (SEATUNNEL.md 2.4): robustness input only.
   imap/seatunnel/<mapName>/<region>/wal.txt                           (--imap)
-  scenario.json (or --scenario-out): input of scripts/stsim.py
+      every engine IMap; one region (System.nanoTime(), not chronological
+      across members) per member start.  Member 127.0.0.1:5801 was restarted
+      (an old region with superseded records, or empty), 127.0.0.1:5802
+      joined at the restart.  Each member's newest region is live and its
+      wal.txt is created EMPTY at start, so maps not written since are empty.
+  imap/seatunnel/<mapName>/<region>/<N>_wal.txt    (--imap --imap-object-store)
+      S3/OSS CloudWriter: 1_wal.txt, 2_wal.txt, ... (next file once one is
+      past --imap-block-size); no object before a region's first write.
+  scenario.json (or --scenario-out): input of scripts/stsim.py; "version"
+      (--version), jobs with startTime, and "imap" (members, and per map and
+      region its member, start time and whether it is live).
 
 Which jobs have storage (SEATUNNEL.md 1.5/1.6):
   RUNNING/FAILING/DOING_SAVEPOINT/CANCELING/FAILED/UNKNOWABLE: N..2N-1 files per
   pipeline (N = max-retained = 3); some "restored" jobs keep 6..9 (issue #12094).
   SAVEPOINT_DONE: the same plus a SAVEPOINT_TYPE file as the newest per pipeline.
+  RUNNING restored from a savepoint (isStartWithSavePoint, leftovers): the old
+  run's files and savepoint, then N newer checkpoints of the new run.
   INITIALIZING/CREATED/PENDING/SCHEDULED: only restores (-r) keep the old dir.
   FINISHED/CANCELED: no dir, except at most one anomaly of each.
   Orphans: dirs of job ids the engine does not know; one is fresh (newest
@@ -33,8 +52,10 @@ import argparse
 import json
 import os
 import random
+import struct
 import sys
 import time
+import zlib
 from decimal import Decimal
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -83,6 +104,17 @@ MON_KEYS = ["processors", "physical.memory.total", "physical.memory.free",
             "clientEndpoint.count", "connection.active.count",
             "client.connection.count", "connection.count"]
 IMAP_REGION_BASE = 283746519283746
+# SEATUNNEL.md 3 (10: 3.x adds engine_checkpoint_monitor)
+IMAPS = ["engine_runningJobInfo", "engine_runningJobState",
+         "engine_stateTimestamps", "engine_finishedJobState",
+         "engine_finishedJobMetrics", "engine_finishedJobVertexInfo",
+         "engine_ownedSlotProfilesIMap", "engine_checkpoint-id-map",
+         "engine_runningJobMetrics", "engine_connectorJarRefCounters"]
+IMAPS_3 = IMAPS + ["engine_checkpoint_monitor"]
+MEMBERS = [("127.0.0.1", 5801), ("127.0.0.1", 5802)]   # the first is master
+PROJECT_VERSION = {"2.3": "2.3.12", "3": "3.1.0"}
+NOT_STARTED = ("INITIALIZING", "CREATED", "PENDING")
+CRC_CHUNK = 512  # io.bytes.per.checksum default
 
 
 def fmt_time(ms):
@@ -109,10 +141,29 @@ def java_double(x):
     return ("-" if sign else "") + mant + "E" + str(e10)
 
 
+def crc_sidecar(data):
+    """Hadoop ChecksumFileSystem .crc file of data (CRC32 per 512 bytes)."""
+    out = [b"crc\0", struct.pack(">i", CRC_CHUNK)]
+    for i in range(0, len(data), CRC_CHUNK):
+        out.append(struct.pack(">I", zlib.crc32(data[i:i + CRC_CHUNK])))
+    return b"".join(out)
+
+
+def start_time(state, create_ms):
+    """startTime: the SCHEDULED timestamp, "" before it (BaseService)."""
+    if state in NOT_STARTED:
+        return ""
+    return fmt_time(create_ms + 1000 * (1 + create_ms % 29))
+
+
 class Gen:
     def __init__(self, a):
         self.a = a
         self.rng = random.Random(a.seed)
+        # a second stream for what was added later, so that the first one
+        # (job ids, file names) stays what the suites were written against
+        self.rng2 = random.Random(a.seed * 7919 + 17)
+        self.imap_info = None
         self.now = a.now_ms
         self.out = a.out
         self.ck = os.path.join(a.out, "checkpoint")
@@ -129,7 +180,7 @@ class Gen:
         self.next_id += self.rng.randrange(1 << 16, 1 << 22)
         return self.next_id
 
-    def write(self, path, data, ts_ms):
+    def write(self, path, data, ts_ms, crc=False):
         try:
             f = open(path, "wb")
         except FileNotFoundError:
@@ -140,6 +191,9 @@ class Gen:
         ns = ts_ms * 1000000
         os.utime(path, ns=(ns, ns))
         self.nfiles += 1
+        if crc and self.a.crc:
+            d, n = os.path.split(path)
+            self.write(os.path.join(d, "." + n + ".crc"), crc_sidecar(data), ts_ms)
 
     # ------------------------------------------------------------ job model
     def make_dag(self, jid, npipe):
@@ -251,6 +305,7 @@ class Gen:
             "jobStatus": state,
             "envOptions": env,
             "createTime": fmt_time(create),
+            "startTime": start_time(state, create),
             "finishTime": fmt_time(finish) if finish else None,
             "errorMsg": self.rng.choice(ERRORS) if state == "FAILED" else None,
             "jobDag": {"jobId": str(jid), "pipelineEdges": edges,
@@ -308,8 +363,10 @@ class Gen:
                 "taskStatistics": stats, "isRestored": False}, done
 
     def write_real(self, ctx, counts, savepoint_newest=False, sertmp=False,
-                   newest_ms=None):
-        """counts: {pid: number of .ser files}; files end at newest_ms."""
+                   newest_ms=None, restored_sp=False):
+        """counts: {pid: number of .ser files}; files end at newest_ms.
+        restored_sp: the job was restored from a savepoint, which stays in
+        the directory with MAX_RETAINED newer checkpoints after it."""
         jid = ctx["id"]
         jdir = os.path.join(self.ck, str(jid))
         os.makedirs(jdir, exist_ok=True)
@@ -321,12 +378,17 @@ class Gen:
             k = counts[pid]
             last_cid = self.rng.randrange(k, k + 400)
             first_cid = last_cid - k + 1
+            old_sp = last_cid - MAX_RETAINED if restored_sp and k > MAX_RETAINED + 1 \
+                else None
+            gap = self.rng2.randrange(600000, 6 * 3600000) if old_sp else 0
             files = []
             for n, cid in enumerate(range(first_cid, last_cid + 1)):
-                is_sp = savepoint_newest and cid == last_cid
+                is_sp = (savepoint_newest and cid == last_cid) or cid == old_sp
                 back = (last_cid - cid) * ctx["interval"]
+                if old_sp is not None and cid <= old_sp:
+                    back += gap  # the job was stopped before its restore
                 trig = newest_ms - back - self.rng.randrange(300, 600) + pid * 7
-                if is_sp:
+                if is_sp and cid == last_cid:
                     trig = newest_ms - 250 + pid * 7
                 cp, done = self.completed_checkpoint(
                     ctx, pipe, cid, trig, 3 if is_sp else 0, big)
@@ -335,9 +397,11 @@ class Gen:
                     "states": pe.encode_completed_checkpoint(cp)})
                 wts = done + self.rng.randrange(1, 30)
                 name = "%d-%d-%d-%d.ser" % (wts, self.rng.randrange(1000), pid, cid)
-                self.write(os.path.join(jdir, name), body, wts)
+                self.write(os.path.join(jdir, name), body, wts, crc=True)
                 files.append(name)
             pinfo = {"ser": files, "latest": files[-1], "savepoint": savepoint_newest}
+            if old_sp is not None:
+                pinfo["restored_savepoint"] = files[old_sp - first_cid]
             if sertmp and pid == 1:
                 cid = last_cid + 1
                 wts = max(self.now - self.rng.randrange(0, 900), newest_ms + 1)
@@ -347,7 +411,7 @@ class Gen:
                     "states": pe.encode_completed_checkpoint(cp)})
                 name = "%d-%d-%d-%d.sertmp" % (wts, self.rng.randrange(1000), pid, cid)
                 self.write(os.path.join(jdir, name),
-                           body[:self.rng.randrange(1, len(body))], wts)
+                           body[:self.rng.randrange(1, len(body))], wts, crc=True)
                 pinfo["sertmp"] = [name]
             info["pipelines"][str(pid)] = pinfo
         return info
@@ -425,7 +489,8 @@ class Gen:
                 tmp = state == "RUNNING" and (running_seen == 1 or
                                               self.rng.random() < 0.4)
                 tmp = tmp or (state == "DOING_SAVEPOINT" and self.rng.random() < 0.5)
-                st = self.write_real(ctx, self.retained_counts(ctx, left), sertmp=tmp)
+                st = self.write_real(ctx, self.retained_counts(ctx, left), sertmp=tmp,
+                                     restored_sp=left and state == "RUNNING")
                 st["leftovers"] = left
             elif state == "SAVEPOINT_DONE":
                 st = self.write_real(ctx, self.retained_counts(ctx),
@@ -481,14 +546,23 @@ class Gen:
         t0 = self.now - 7200000
         region_old = str(IMAP_REGION_BASE + self.rng.randrange(10 ** 9))
         region_new = str(int(region_old) + 3600 * 10 ** 9 + self.rng.randrange(10 ** 9))
-
-        def put(path, recs):
-            data = pe.encode_wal(recs)
-            self.write(path, data, max(r["timestamp"] for r in recs))
+        # member starts: 5801 ran from old_start, was restarted at new_start;
+        # 5802 joined at the restart (its own nanoTime clock, so its region
+        # number says nothing about the order)
+        t_old = t0 - 3 * 3600000
+        old_start = t_old - self.rng2.randrange(60000, 600000)
+        new_start = t0 - self.rng2.randrange(60000, 600000)
+        b_start = new_start + self.rng2.randrange(1000, 30000)
+        region_b = str(int(region_old) + self.rng2.randrange(1, 3600 * 10 ** 9))
+        ma, mb = ["%s:%d" % m for m in MEMBERS]
+        regions = [(region_old, ma, old_start, False),
+                   (region_new, ma, new_start, True),
+                   (region_b, mb, b_start, True)]
+        data = {}  # (map, region) -> records
 
         # engine_checkpoint-id-map: old region fully superseded by the new one
         old, new = [], []
-        ts = t0
+        ts = t_old
         for j in (running + ended)[:6]:
             for pid in j["jobDag"]["pipelineEdges"]:
                 key = pe.checkpoint_id_map_key(int(j["jobId"]), int(pid))
@@ -505,10 +579,10 @@ class Gen:
             ts += 1000
             new.append({"deleted": True, "key": r["key"],
                         "keyClassName": pe.CLS_STRING, "timestamp": ts})
-        m = os.path.join(base, "engine_checkpoint-id-map")
+        m = "engine_checkpoint-id-map"
         if old:
-            put(os.path.join(m, region_old, "wal.txt"), old)
-            put(os.path.join(m, region_new, "wal.txt"), new)
+            data[(m, region_old)] = old
+            data[(m, region_new)] = new
         # engine_runningJobState: Long -> JobStatus, tombstones for ended jobs
         recs = []
         ts = t0
@@ -522,7 +596,7 @@ class Gen:
             recs.append({"deleted": True, "key": int(j["jobId"]),
                          "keyClassName": pe.CLS_LONG, "timestamp": ts})
         if recs:
-            put(os.path.join(base, "engine_runningJobState", region_new, "wal.txt"), recs)
+            data[("engine_runningJobState", region_new)] = recs
         # engine_runningJobInfo: Long -> JobInfo
         recs = []
         ts = t0
@@ -535,7 +609,7 @@ class Gen:
                                        "payload": self.rng.randbytes(24).hex()}},
                          "valueClassName": pe.CLS_JOBINFO, "timestamp": ts})
         if recs:
-            put(os.path.join(base, "engine_runningJobInfo", region_new, "wal.txt"), recs)
+            data[("engine_runningJobInfo", region_new)] = recs
         # engine_stateTimestamps: Long -> Long[13], PipelineLocation -> Long[10]
         recs = []
         ts = t0
@@ -551,7 +625,46 @@ class Gen:
                          "value": [ts - 4000, ts - 3900, None, ts - 3800] + [None] * 6,
                          "valueClassName": pe.CLS_LONG_ARRAY, "timestamp": ts + 1})
         if recs:
-            put(os.path.join(base, "engine_stateTimestamps", region_new, "wal.txt"), recs)
+            data[("engine_stateTimestamps", region_new)] = recs
+
+        # every map has a region per member start; the live wal.txt is
+        # created empty at start (HDFS/local).  Object stores: no object
+        # before the first write, then <n>_wal.txt blocks.
+        maps = IMAPS_3 if self.a.version == "3" else IMAPS
+        info = {"members": [ma, mb],
+                "store": "object" if self.a.imap_object_store else "hdfs",
+                "regions": {}}
+        for m in maps:
+            for region, member, started, live in regions:
+                recs = data.get((m, region), [])
+                d = os.path.join(base, m, region)
+                if self.a.imap_object_store:
+                    if not recs:
+                        continue
+                    self.write_blocks(d, recs)
+                else:
+                    self.write(os.path.join(d, "wal.txt"), pe.encode_wal(recs),
+                               max(r["timestamp"] for r in recs) if recs else started)
+                info["regions"].setdefault(m, {})[region] = {
+                    "member": member, "started_ms": started, "live": live}
+        self.imap_info = info
+
+    def write_blocks(self, d, recs):
+        """CloudWriter: the block is rewritten on every append and a new
+        <n+1>_wal.txt begins once it is past the block size."""
+        block, n, cur = self.a.imap_block_size, 1, []
+        size = 0
+        for r in recs:
+            b = pe.encode_wal_record(r)
+            cur.append((b, r["timestamp"]))
+            size += len(b)
+            if size > block:
+                self.write(os.path.join(d, "%d_wal.txt" % n),
+                           b"".join(x for x, _ in cur), cur[-1][1])
+                n, cur, size = n + 1, [], 0
+        if cur:
+            self.write(os.path.join(d, "%d_wal.txt" % n),
+                       b"".join(x for x, _ in cur), cur[-1][1])
 
     # ------------------------------------------------------------ scenario
     def write_scenario(self):
@@ -564,16 +677,21 @@ class Gen:
                           "jobs": self.a.jobs, "doc_jobs": self.a.doc_jobs,
                           "checkpoints": self.a.checkpoints},
             "timezone": "UTC",
+            "version": self.a.version,
             "legacy_paged": False,
             "cluster": {
-                "overview": {"projectVersion": "2.3.10", "gitCommitAbbrev": "bef7607",
+                "overview": {"projectVersion": PROJECT_VERSION[self.a.version],
+                             "gitCommitAbbrev": "bef7607",
                              "totalSlot": "0", "unassignedSlot": "0", "workers": "2"},
-                "members": [self.member(True, 5801), self.member(False, 5802)],
+                "members": [self.member(i == 0, port)
+                            for i, (_, port) in enumerate(MEMBERS)],
             },
             "jobs": self.jobs,
             "orphans": self.orphans,
             "storage": self.storage,
         }
+        if self.imap_info is not None:
+            scen["imap"] = self.imap_info
         path = self.a.scenario_out or os.path.join(self.out, "scenario.json")
         with open(path, "w") as f:
             json.dump(scen, f, indent=1)
@@ -626,9 +744,20 @@ def main(argv=None):
                          "savepoint/<jobId>/<ts>/... layouts (default 0)")
     ap.add_argument("--imap", action="store_true",
                     help="also write imap/seatunnel/<map>/<region>/wal.txt")
+    ap.add_argument("--imap-object-store", action="store_true",
+                    help="IMap as on S3/OSS: <region>/<n>_wal.txt, no empty objects")
+    ap.add_argument("--imap-block-size", type=int, default=1 << 20,
+                    help="object-store block size in bytes (engine: 1 MiB or more; "
+                         "smaller only to see rotation in tests)")
+    ap.add_argument("--crc", action="store_true",
+                    help="write Hadoop .<name>.crc sidecars beside .ser/.sertmp")
+    ap.add_argument("--version", default="2.3", choices=("2.3", "3"),
+                    help="engine line of the scenario (default 2.3)")
     a = ap.parse_args(argv)
     if a.now_ms is None:
         a.now_ms = int(time.time() * 1000)
+    if a.imap_block_size < 1:
+        ap.error("--imap-block-size must be > 0")
     if a.jobs < 0 or a.doc_jobs < 0 or a.checkpoints < 0 or a.pipelines < 0:
         ap.error("counts must be >= 0")
     g = Gen(a)
