@@ -251,8 +251,7 @@ def plain(v):
         return v
     if "E" not in v and "e" not in v:
         return v
-    out = format(d, "f")
-    return out if "." in out else out + ".0"
+    return format(d, "f")   # "1.0E-4" -> "0.00010", "1.0E7" -> "10000000"
 
 
 def default_metrics():

@@ -46,11 +46,13 @@ finish() {
 }
 
 # start_sim SCENARIO NAME: starts the engine simulator; sets SIM_PID_<NAME>,
-# SIM_PORT_<NAME> and prints nothing.
+# SIM_PORT_<NAME> and prints nothing.  STSIM_VERSION=3 serves 3.x shapes
+# (default: the scenario's, else 2.3).
 start_sim() {
 	local scen=$1 name=$2 pf=$T/sim-$2.port
 	rm -f "$pf"
 	python3 "$ROOT/scripts/stsim.py" --scenario "$scen" --host 127.0.0.1 \
+		${STSIM_VERSION:+--version "$STSIM_VERSION"} \
 		--port 0 --port-file "$pf" >"$T/sim-$name.log" 2>&1 &
 	local pid=$!
 	PIDS+=("$pid")
@@ -182,6 +184,7 @@ start_sim_port() {
 	local scen=$1 name=$2 port=$3 pf=$T/sim-$2.port
 	rm -f "$pf"
 	python3 "$ROOT/scripts/stsim.py" --scenario "$scen" --host 127.0.0.1 \
+		${STSIM_VERSION:+--version "$STSIM_VERSION"} \
 		--port "$port" --port-file "$pf" >>"$T/sim-$name.log" 2>&1 &
 	local pid=$!
 	PIDS+=("$pid")

@@ -595,6 +595,16 @@ class TestVersion3(StsimBase):
                     seen += 1
         self.assertGreater(seen, 0)
 
+    def test_plain_rates(self):
+        sys.path.insert(0, os.path.dirname(SIM))
+        import stsim
+        # BigDecimal(Double.toString(x)).toPlainString()
+        self.assertEqual(stsim.plain("1.0E-4"), "0.00010")
+        self.assertEqual(stsim.plain("1.0E7"), "10000000")
+        self.assertEqual(stsim.plain("1.2345678E7"), "12345678")
+        self.assertEqual(stsim.plain("20.0"), "20.0")
+        self.assertEqual(stsim.plain("0"), "0")
+
     def test_stop_job_same_as_23(self):
         e = self.get_json("/stop-job", method="POST", body={}, code=400)
         self.assertEqual(e["message"], "jobId cannot be empty.")
