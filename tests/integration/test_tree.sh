@@ -289,6 +289,92 @@ mount_stfs "$M" stfs -o "$OPTS"
 check "an fstab-style invocation (device argument) mounts" test -d "$M/jobs/$job"
 unmount_stfs "$M"
 
+# ---- hostile names and ids (issue 7 B9, B10): a separate small cluster
+H=$T/hostile
+mkdir -p "$H/ns/5001" "$H/ns/05001" "$H/ns/5002" "$H/ns/5003" "$H/imap/c1/m1/1"
+old=202001010000
+for d in 5001 05001 5002 5003; do
+	printf 'x%.0s' $(seq 64) >"$H/ns/$d/1577836800000-1-1-1.ser"
+	touch -t $old "$H/ns/$d/1577836800000-1-1-1.ser"
+done
+mkdir -p "$H/imap/c1/"$'evil\nstate       FINISHED\e[31m'/1
+: >"$H/imap/c1/"$'evil\nstate       FINISHED\e[31m'/1/wal.txt
+: >"$H/imap/c1/m1/1/wal.txt"
+mkdir -p "$H/imap/c1/m1/"$'r\e]0;pwn\a'
+: >"$H/imap/c1/m1/"$'r\e]0;pwn\a'/wal.txt
+python3 - "$H/scenario.json" <<'PY'
+import json, sys
+forge = "x\nstate       FINISHED\nreleased    yes\ndeletable   yes\n\x1b]0;pwned\x07\x1b[2J\u202e"
+jobs = [
+    {"jobId": "5001", "jobName": forge, "jobStatus": "FAILED",
+     "createTime": "2020-01-01 00:00:00", "finishTime": "2020-01-01 00:10:00",
+     "errorMsg": "bad \x1b[31mthing\x1b[0m\rdeletable   yes\nat stack",
+     "jobDag": {"jobId": "5001", "pipelineEdges": {"1": []}},
+     "metrics": {"SinkWriteCount": "3", "TableSinkWriteCount": {"db.\x1b[31mt": "3"}}},
+    # the engine writes an id with a leading zero: it is job 5002
+    {"jobId": "05002", "jobName": "lead", "jobStatus": "RUNNING",
+     "createTime": "2020-01-01 00:00:00",
+     "jobDag": {"jobId": "05002", "pipelineEdges": {"1": []}}, "metrics": {}},
+    # a jobStatus stfs does not know
+    {"jobId": "5003", "jobName": "new", "jobStatus": "REVIVING\x1b[5m",
+     "createTime": "2020-01-01 00:00:00",
+     "jobDag": {"jobId": "5003", "pipelineEdges": {"1": []}}, "metrics": {}},
+]
+json.dump({"format": "stsim-scenario/1", "timezone": "UTC", "jobs": jobs},
+          open(sys.argv[1], "w"))
+PY
+start_sim "$H/scenario.json" h
+HM=$T/mh
+mount_stfs "$HM" -o "checkpoint=file://$H/ns/,engine=http://127.0.0.1:$SIM_PORT_h,imap=file://$H/imap/,state_dir=$T/statedir-h,timeout=2000,orphan_grace=10m"
+st=$(cat "$HM/jobs/5001/status")
+check "status of a job whose name holds newlines has one state line" \
+	test "$(grep -c '^state' <<<"$st")" = 1
+check "... and one released and one deletable line" \
+	test "$(grep -c '^released' <<<"$st")" = 1 -a "$(grep -c '^deletable' <<<"$st")" = 1
+check_eq "... the state line is the engine's" "state       FAILED" "$(grep '^state' <<<"$st")"
+check_eq "... the name is shown escaped on one line" \
+	'name        x\nstate       FINISHED\nreleased    yes\ndeletable   yes\n\x1b]0;pwned\x07\x1b[2J\xe2\x80\xae' \
+	"$(grep '^name' <<<"$st")"
+check_eq "... the error message too (its first line)" \
+	'error       bad \x1b[31mthing\x1b[0m\rdeletable   yes' "$(grep '^error' <<<"$st")"
+nocc() { # nocc FILE...: no control byte but newline, no C1/bidi in UTF-8
+	! cat "$@" | LC_ALL=C grep -qP '[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]'
+}
+check "status, pipeline status, deletable hold no control character" \
+	nocc "$HM/jobs/5001/status" "$HM/jobs/5001/pipelines/1/status" "$HM/jobs/5001/deletable"
+check "metrics hold no control character" nocc "$HM/jobs/5001/metrics" "$HM/stfs.prom"
+if command -v promtool >/dev/null; then
+	check "promtool accepts the hostile job's metrics" bash -c "
+		promtool check metrics <'$HM/jobs/5001/metrics' >/dev/null 2>&1"
+fi
+check "imap summaries hold no control character" nocc "$HM"/imap/c1/*.summary
+check "... and show the map and region names escaped" bash -c "
+	grep -qF 'evil\\nstate       FINISHED\\x1b[31m' '$HM'/imap/c1/evil*.summary &&
+	grep -qF 'r\\x1b]0;pwn\\x07' '$HM/imap/c1/m1.summary'"
+# B10: one canonical id everywhere
+ls "$HM/jobs" >"$T/h-jobs"
+check_eq "jobs/ lists each job once, canonical ids only" "5001 5002 5003" "$(sort "$T/h-jobs" | xargs)"
+check_eq "the engine's 05002 is job 5002 (RUNNING)" RUNNING \
+	"$(getfattr --only-values -n user.stfs.state "$HM/jobs/5002" 2>/dev/null)"
+check "... and not an orphan" test ! -e "$HM/by-state/ORPHAN/5002"
+for p in jobs/05001 jobs/05002 jobs/005001 jobs/+5001 "jobs/ 5001" jobs/5001x \
+	by-state/RUNNING/05002 by-state/FAILED/05001; do
+	err=$(stat "$HM/$p" 2>&1 >/dev/null)
+	check_eq "stat $p is ENOENT" ENOENT "$(errno_of_msg <<<"$err")"
+done
+check "the non-canonical storage directory 05001 is untouched" \
+	test -s "$H/ns/05001/1577836800000-1-1-1.ser"
+# a jobStatus stfs does not know: shown as the engine said, UNKNOWN for the rules
+st=$(cat "$HM/jobs/5003/status")
+check_eq "an unknown jobStatus is shown as the engine said it" \
+	'state       UNKNOWN (the engine says "REVIVING\x1b[5m", a state stfs does not know)' \
+	"$(grep '^state' <<<"$st")"
+check "... and rm is refused as for UNKNOWN (R3)" bash -c "
+	grep -q '^deletable *no EAGAIN R3' <<<'$st' &&
+	! rm -f '$HM/jobs/5003/pipelines/1/checkpoints/1/1577836800000-1-1-1.ser' 2>/dev/null &&
+	test -s '$H/ns/5003/1577836800000-1-1-1.ser'"
+unmount_stfs "$HM"
+
 # options are checked before mounting
 out=$("$STFS" -o timeout=abc "$T/nomnt" 2>&1)
 rc=$?
