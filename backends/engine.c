@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "http.h"
+#include "jobid.h"
 #include "log.h"
 
 #define ENGINE_LIST_MAX	 ((size_t)256 << 20) /* list answers */
@@ -98,26 +99,10 @@ static bool id_digits(const char *s)
 	return true;
 }
 
-/* Numeric order of two decimal strings. */
-static int id_cmp(const char *a, const char *b)
-{
-	size_t la, lb;
-
-	while (*a == '0' && a[1])
-		a++;
-	while (*b == '0' && b[1])
-		b++;
-	la = strlen(a);
-	lb = strlen(b);
-	if (la != lb)
-		return la < lb ? -1 : 1;
-	return strcmp(a, b);
-}
-
 static int job_cmp(const void *pa, const void *pb)
 {
 	const struct engine_job *a = pa, *b = pb;
-	int c = id_cmp(a->id, b->id);
+	int c = jobid_cmp(a->id, b->id);
 
 	if (c)
 		return c;
@@ -161,12 +146,13 @@ const struct engine_job *engine_snap_find(const struct engine_snap *s,
 {
 	size_t lo = 0, hi;
 
-	if (!s || !id || !*id)
+	/* ids are canonical (engine_json.c): "0<id>" names no job */
+	if (!s || !id || !jobid_canonical(id, strlen(id)))
 		return NULL;
 	hi = s->n_jobs;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = id_cmp(id, s->jobs[mid].id);
+		int c = jobid_cmp(id, s->jobs[mid].id);
 
 		if (!c)
 			return &s->jobs[mid];
@@ -391,7 +377,7 @@ static void merge_jobs(struct engine_job *jobs, size_t *n)
 		return;
 	qsort(jobs, *n, sizeof(*jobs), job_cmp);
 	for (size_t r = 0; r < *n; r++) {
-		if (w > 0 && id_cmp(jobs[w - 1].id, jobs[r].id) == 0) {
+		if (w > 0 && jobid_cmp(jobs[w - 1].id, jobs[r].id) == 0) {
 			if (jobs[w - 1].running == jobs[r].running)
 				log_warn("engine: job %s listed twice; "
 					 "keeping the first",

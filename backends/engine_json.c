@@ -18,6 +18,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "jobid.h"
 #include "log.h"
 
 static const char *const state_names[JS_COUNT] = {
@@ -99,19 +100,6 @@ int64_t engine_parse_time(const char *s)
 	if (t == (time_t)-1)
 		return -1;
 	return (int64_t)t;
-}
-
-/* A job id: 1-19 decimal digits, value <= INT64_MAX. */
-static bool id_valid(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n < 1 || n > 19)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!isdigit((unsigned char)s[i]))
-			return false;
-	return n < 19 || strcmp(s, "9223372036854775807") <= 0;
 }
 
 /* Dump `v` compact, key order kept, with a final newline. NULL on ENOMEM. */
@@ -263,7 +251,7 @@ void engine_job_clear(struct engine_job *j)
 int engine_job_from_json(json_t *obj, bool running, struct engine_job *out)
 {
 	json_t *jid, *metrics;
-	char idbuf[24];
+	char idbuf[JOBID_SZ];
 	const char *st;
 	int rc = -ENOMEM;
 
@@ -272,17 +260,16 @@ int engine_job_from_json(json_t *obj, bool running, struct engine_job *out)
 		return -EPROTO;
 	jid = json_object_get(obj, "jobId");
 	if (json_is_string(jid)) {
-		if (json_string_length(jid) >= sizeof(idbuf))
+		/* one canonical id per job (jobid.h): "05" is job 5 */
+		if (jobid_normalize(json_string_value(jid),
+				    json_string_length(jid), idbuf))
 			return -EPROTO;
-		buf_fmt(idbuf, sizeof(idbuf), "%s", json_string_value(jid));
 	} else if (json_is_integer(jid) && json_integer_value(jid) >= 0) {
 		buf_fmt(idbuf, sizeof(idbuf), "%lld",
 			(long long)json_integer_value(jid));
 	} else {
 		return -EPROTO;
 	}
-	if (!id_valid(idbuf))
-		return -EPROTO;
 	out->id = strdup(idbuf);
 	if (!out->id)
 		goto fail;

@@ -113,7 +113,7 @@ static bool classify(char *key, struct bobj *b)
 	if (c0 == 9 && !memcmp(key, "savepoint", 9)) {
 		rest = s + 1;
 		s2 = strchr(rest, '/');
-		if (!s2 || !layout_is_job_id(rest, (size_t)(s2 - rest)))
+		if (!s2 || !jobid_canonical(rest, (size_t)(s2 - rest)))
 			return false;
 		b->job = rest;
 		b->jlen = (size_t)(s2 - rest);
@@ -122,7 +122,7 @@ static bool classify(char *key, struct bobj *b)
 		b->o.name = s2 + 1;
 		return true;
 	}
-	if (!layout_is_job_id(key, c0))
+	if (!jobid_canonical(key, c0))
 		return false;
 	b->job = key;
 	b->jlen = c0;
@@ -691,7 +691,7 @@ int catalog_build_job(struct backend *be, const char *job_id,
 	const char *dirs[2] = {d0, d1}, *prefixes[2] = {p0, p1};
 
 	*out = NULL;
-	if (!job_id || !layout_is_job_id(job_id, strlen(job_id)))
+	if (!job_id || !jobid_canonical(job_id, strlen(job_id)))
 		return -EINVAL;
 	snprintf(d0, sizeof(d0), "%s", job_id);
 	snprintf(p0, sizeof(p0), "%s/", job_id);
@@ -707,12 +707,12 @@ const struct cat_job *catalog_find(const struct catalog *c, const char *id)
 	size_t lo = 0, hi, mid;
 	int r;
 
-	if (!c || !id || !layout_is_job_id(id, strlen(id)))
+	if (!c || !id || !jobid_canonical(id, strlen(id)))
 		return NULL;
 	hi = c->n_jobs;
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		r = layout_cmp_job_id(c->jobs[mid].id, id);
+		r = jobid_cmp(c->jobs[mid].id, id);
 		if (r == 0)
 			return &c->jobs[mid];
 		if (r < 0)

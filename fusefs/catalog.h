@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "jobid.h"
 
 /* ---- pure name parsing (layout) */
 
@@ -47,12 +48,6 @@ struct real_name {
  * empty fields, overflow, extra characters all refused).
  */
 int layout_parse_real(const char *name, struct real_name *out);
-
-/** A job id is 1-19 ASCII digits fitting in int64 (String.valueOf(long)). */
-bool layout_is_job_id(const char *s, size_t len);
-
-/** Compare two decimal job ids numerically (shorter is smaller). */
-int layout_cmp_job_id(const char *a, const char *b);
 
 /* ---- the catalog */
 

@@ -459,7 +459,7 @@ static bool job_of(const char *path, char *id, size_t idsz)
 	if (!e)
 		e = p + strlen(p);
 	if (e == p || (size_t)(e - p) >= idsz ||
-	    !layout_is_job_id(p, (size_t)(e - p)))
+	    !jobid_canonical(p, (size_t)(e - p)))
 		return false;
 	memcpy(id, p, (size_t)(e - p));
 	id[e - p] = '\0';

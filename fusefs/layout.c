@@ -71,32 +71,3 @@ int layout_parse_real(const char *name, struct real_name *out)
 	out->checkpoint_id = cid;
 	return 0;
 }
-
-bool layout_is_job_id(const char *s, size_t len)
-{
-	size_t i;
-
-	if (!s || len == 0 || len > 19)
-		return false;
-	for (i = 0; i < len; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-	/* String.valueOf(long) writes no leading zeros */
-	if (len > 1 && s[0] == '0')
-		return false;
-	/* 19 digits may still exceed INT64_MAX */
-	if (len == 19 && memcmp(s, "9223372036854775807", 19) > 0)
-		return false;
-	return true;
-}
-
-int layout_cmp_job_id(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	int c;
-
-	if (la != lb)
-		return la < lb ? -1 : 1;
-	c = memcmp(a, b, la);
-	return (c > 0) - (c < 0);
-}

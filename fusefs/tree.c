@@ -118,7 +118,7 @@ int view_each_job(const struct view *v,
 		else if (k >= s->n_jobs)
 			cmp = -1;
 		else
-			cmp = layout_cmp_job_id(c->jobs[i].id, s->jobs[k].id);
+			cmp = jobid_cmp(c->jobs[i].id, s->jobs[k].id);
 		if (cmp <= 0)
 			cj = &c->jobs[i++];
 		if (cmp >= 0)

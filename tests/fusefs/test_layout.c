@@ -144,33 +144,70 @@ static void test_layout_parse_real_rejects(void **state)
 	assert_int_equal(layout_parse_real(NULL, &rn), -EINVAL);
 }
 
-static void test_layout_is_job_id_values(void **state)
+static void test_jobid_canonical_values(void **state)
 {
 	(void)state;
-	assert_true(layout_is_job_id("912345678901234567", 18));
-	assert_true(layout_is_job_id("0", 1));
-	assert_true(layout_is_job_id("9223372036854775807", 19));
-	assert_true(layout_is_job_id("123/abc", 3)); /* length-bounded */
-	assert_false(layout_is_job_id("9223372036854775808", 19));
-	assert_false(layout_is_job_id("12345678901234567890", 20));
-	assert_false(layout_is_job_id("", 0));
-	assert_false(layout_is_job_id("012", 3));
-	assert_false(layout_is_job_id("-12", 3));
-	assert_false(layout_is_job_id("+12", 3));
-	assert_false(layout_is_job_id("12a", 3));
-	assert_false(layout_is_job_id("savepoint", 9));
-	assert_false(layout_is_job_id(NULL, 3));
+	assert_true(jobid_canonical("912345678901234567", 18));
+	assert_true(jobid_canonical("0", 1));
+	assert_true(jobid_canonical("9223372036854775807", 19));
+	assert_true(jobid_canonical("123/abc", 3)); /* length-bounded */
+	assert_false(jobid_canonical("9223372036854775808", 19));
+	assert_false(jobid_canonical("12345678901234567890", 20));
+	assert_false(jobid_canonical("", 0));
+	assert_false(jobid_canonical("012", 3));
+	assert_false(jobid_canonical("-12", 3));
+	assert_false(jobid_canonical("+12", 3));
+	assert_false(jobid_canonical("12a", 3));
+	assert_false(jobid_canonical("savepoint", 9));
+	assert_false(jobid_canonical(NULL, 3));
 }
 
-static void test_layout_cmp_job_id_numeric(void **state)
+static void test_jobid_cmp_numeric(void **state)
 {
 	(void)state;
-	assert_true(layout_cmp_job_id("9", "10") < 0);
-	assert_true(layout_cmp_job_id("10", "9") > 0);
-	assert_true(layout_cmp_job_id("123", "123") == 0);
-	assert_true(layout_cmp_job_id("124", "123") > 0);
-	assert_true(layout_cmp_job_id("999999999999999999",
-				      "1000000000000000000") < 0);
+	assert_true(jobid_cmp("9", "10") < 0);
+	assert_true(jobid_cmp("10", "9") > 0);
+	assert_true(jobid_cmp("123", "123") == 0);
+	assert_true(jobid_cmp("124", "123") > 0);
+	assert_true(jobid_cmp("999999999999999999", "1000000000000000000") < 0);
+}
+
+static void test_jobid_normalize_engine_ids(void **state)
+{
+	static const char *const bad[] = {
+		"",
+		"+5",
+		"-5",
+		" 5",
+		"5 ",
+		"5x",
+		"0x5",
+		"5\n",
+		"\xd9\xa5",
+		"9223372036854775808",
+		"00009223372036854775808",
+	};
+	char out[JOBID_SZ];
+
+	(void)state;
+	/* the engine reads "05" as job 5 (Long.parseLong): one name, "5" */
+	assert_int_equal(jobid_normalize("05", 2, out), 0);
+	assert_string_equal(out, "5");
+	assert_int_equal(jobid_normalize("000", 3, out), 0);
+	assert_string_equal(out, "0");
+	assert_int_equal(jobid_normalize("0009223372036854775807", 22, out), 0);
+	assert_string_equal(out, "9223372036854775807");
+	assert_int_equal(jobid_normalize("953211384710987777", 18, out), 0);
+	assert_string_equal(out, "953211384710987777");
+	/* length-bounded: a NUL inside a JSON string is not a digit */
+	assert_int_equal(jobid_normalize("5\0"
+					 "1",
+					 3, out),
+			 -EINVAL);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (jobid_normalize(bad[i], strlen(bad[i]), out) != -EINVAL)
+			fail_msg("'%s' normalized to '%s'", bad[i], out);
+	assert_int_equal(jobid_normalize(NULL, 1, out), -EINVAL);
 }
 
 int main(void)
@@ -181,8 +218,9 @@ int main(void)
 		cmocka_unit_test(test_layout_parse_real_limits),
 		cmocka_unit_test(test_layout_parse_real_crc_sidecar),
 		cmocka_unit_test(test_layout_parse_real_rejects),
-		cmocka_unit_test(test_layout_is_job_id_values),
-		cmocka_unit_test(test_layout_cmp_job_id_numeric),
+		cmocka_unit_test(test_jobid_canonical_values),
+		cmocka_unit_test(test_jobid_cmp_numeric),
+		cmocka_unit_test(test_jobid_normalize_engine_ids),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

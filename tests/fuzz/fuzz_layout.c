@@ -34,10 +34,10 @@ static void walk(const struct catalog *c)
 	for (i = 0; i < c->n_jobs; i++) {
 		const struct cat_job *jb = &c->jobs[i];
 
-		CHECK(layout_is_job_id(jb->id, strlen(jb->id)));
+		CHECK(jobid_canonical(jb->id, strlen(jb->id)));
 		CHECK(catalog_find(c, jb->id) == jb);
 		if (i)
-			CHECK(layout_cmp_job_id(c->jobs[i - 1].id, jb->id) < 0);
+			CHECK(jobid_cmp(c->jobs[i - 1].id, jb->id) < 0);
 		for (j = 0; j < jb->n_pipes; j++) {
 			const struct cat_pipe *p = &jb->pipes[j];
 
