@@ -61,7 +61,8 @@ struct engine_job {
 	char *id;   /* decimal job id, as the engine wrote it */
 	char *name; /* jobName, or NULL */
 	int state; /* enum job_state; JS_UNKNOWN for an unparseable jobStatus */
-	char *error_msg;  /* errorMsg, or NULL */
+	char *status_text; /* that jobStatus as the engine wrote it, or NULL */
+	char *error_msg;   /* errorMsg, or NULL */
 	int64_t create_s; /* createTime as epoch seconds (local time zone), or 0
 			   */
 	int64_t finish_s; /* finishTime as epoch seconds, or 0 */

@@ -242,6 +242,7 @@ void engine_job_clear(struct engine_job *j)
 	free(j->id);
 	free(j->name);
 	free(j->error_msg);
+	free(j->status_text);
 	free(j->json);
 	free(j->metrics_json);
 	free(j->pipelines);
@@ -278,8 +279,13 @@ int engine_job_from_json(json_t *obj, bool running, struct engine_job *out)
 		goto fail;
 	st = json_string_value(json_object_get(obj, "jobStatus"));
 	out->state = job_state_parse(st);
-	if (out->state < 0)
+	if (out->state < 0) {
+		/* a state this stfs does not know: UNKNOWN to the rules (R3),
+		 * shown as the engine said it */
 		out->state = JS_UNKNOWN;
+		if (dup_opt_string(obj, "jobStatus", &out->status_text))
+			goto fail;
+	}
 	out->create_s = opt_time(obj, "createTime");
 	out->finish_s = opt_time(obj, "finishTime");
 	out->running = running;

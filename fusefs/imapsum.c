@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "protostuff.h"
+#include "textesc.h"
 
 struct region {
 	char name[256];
@@ -150,7 +151,10 @@ int imapsum_render(struct backend *be, const char *mapdir, struct buf *out)
 		rc = w.err;
 	if (rc == 0)
 		rc = read_regions(&w, be, mapdir);
-	buf_printf(out, "%-13s%s\n", "map", map ? map + 1 : mapdir);
+	/* map and region names are directory names: escaped (textesc.h) */
+	buf_printf(out, "%-13s", "map");
+	textesc_puts(out, map ? map + 1 : mapdir);
+	buf_puts(out, "\n");
 	if (rc == -EFBIG) {
 		rc = buf_printf(out,
 				"%-13smore than %" PRIu64
@@ -187,11 +191,17 @@ int imapsum_render(struct backend *be, const char *mapdir, struct buf *out)
 	buf_printf(out, "%-13s%" PRIu64 "\n", "superseded", s.superseded_files);
 	buf_printf(out, "\n%-24s %-6s %-12s %s\n", "region", "files", "bytes",
 		   "verdict");
-	for (size_t i = 0; i < w.n; i++)
-		buf_printf(out, "%-24s %-6zu %-12zu %s\n",
-			   w.regions[i].name[0] ? w.regions[i].name : ".",
-			   w.regions[i].files, w.regions[i].len,
+	for (size_t i = 0; i < w.n; i++) {
+		size_t mark = out->len;
+
+		textesc_puts(out,
+			     w.regions[i].name[0] ? w.regions[i].name : ".");
+		buf_printf(out, "%*s %-6zu %-12zu %s\n",
+			   out->len - mark < 24 ? (int)(24 - (out->len - mark))
+						: 0,
+			   "", w.regions[i].files, w.regions[i].len,
 			   sup[i] ? "superseded (removable)" : "live");
+	}
 out:
 	for (size_t i = 0; i < w.n_files; i++)
 		free(w.files[i].name);

@@ -19,6 +19,7 @@
 
 #include "log.h"
 #include "prom.h"
+#include "textesc.h"
 
 /* Longest value text: "%.17g" of a double is at most 24 characters. */
 #define PROM_VAL_MAX 48
@@ -87,73 +88,47 @@ struct table_val {
 
 /* ---- text helpers ---- */
 
-/* Length (1-4) of the valid UTF-8 sequence at s[0..n), or 0 if invalid. */
-static size_t utf8_seq_len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	size_t len, i;
-	uint32_t cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 /*
  * Append s escaped: backslash and newline always, the double quote when
  * `quote` (label values; HELP text keeps it).  Invalid UTF-8 -> U+FFFD.
+ * Other control and format characters (textesc.h), which the exposition
+ * format cannot escape, are written as the text \xHH that status shows for
+ * them (in the file "\\xHH"), so that no raw escape reaches a terminal.
  */
 static int escape_text(struct buf *out, const char *s, bool quote)
 {
+	static const char hex[] = "0123456789abcdef";
 	const unsigned char *p = (const unsigned char *)s;
 	size_t n = strlen(s), i = 0, run = 0, l;
+	char rep[32];
 	int rc;
 
 	while (i < n) {
-		const char *rep = NULL;
+		enum textesc_class k = textesc_classify(p + i, n - i, &l);
+		size_t e = 0;
 
-		if (p[i] == '\\')
-			rep = "\\\\";
-		else if (p[i] == '\n')
-			rep = "\\n";
-		else if (p[i] == '"' && quote)
-			rep = "\\\"";
-		l = rep ? 1 : utf8_seq_len(p + i, n - i);
-		if (!l) {
-			l = 1;
-			rep = "\xef\xbf\xbd";
+		if (p[i] == '\\' || p[i] == '\n' || (p[i] == '"' && quote)) {
+			rep[e++] = '\\';
+			rep[e++] = p[i] == '\n' ? 'n' : (char)p[i];
+		} else if (k == TEXTESC_INVALID) {
+			memcpy(rep, "\xef\xbf\xbd", 3);
+			e = 3;
+		} else if (k == TEXTESC_CONTROL) {
+			for (size_t b = 0; b < l; b++) {
+				memcpy(rep + e, "\\\\x", 3);
+				rep[e + 3] = hex[p[i + b] >> 4];
+				rep[e + 4] = hex[p[i + b] & 15];
+				e += 5;
+			}
 		}
-		if (!rep) {
+		if (!e) {
 			i += l;
 			run += l;
 			continue;
 		}
 		rc = buf_append(out, p + i - run, run);
-		if (rc)
-			return rc;
-		rc = buf_puts(out, rep);
+		if (!rc)
+			rc = buf_append(out, rep, e);
 		if (rc)
 			return rc;
 		run = 0;

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -12,6 +13,12 @@
 #include "release.h"
 #include "rules.h"
 #include "pcache.h"
+#include "textesc.h"
+
+/* how much of a job name and of the first line of an engine error status
+ * shows (escaped; the whole text is in job.json) */
+#define NAME_MAX_SHOWN	1024
+#define ERROR_MAX_SHOWN 512
 
 void render_time_ms(int64_t ms, char *out, size_t outsz)
 {
@@ -222,14 +229,53 @@ static void line_time_s(struct buf *out, const char *label, int64_t s)
 	buf_printf(out, "%-12s%s\n", label, t);
 }
 
-static void first_line(const char *s, char *out, size_t outsz)
+/*
+ * "label      value\n" with a value from outside (a job name, an engine
+ * message, an object name) escaped (textesc.h): it can neither forge a
+ * line of this file nor drive the terminal of whoever cats it.  At most
+ * `max` bytes of it, up to its first newline when `first_line`.
+ */
+static int line_ext(struct buf *out, const char *label, const char *v,
+		    size_t max, bool first_line)
 {
-	size_t n = strcspn(s, "\r\n");
+	size_t n = first_line ? strcspn(v, "\n") : strlen(v);
+	int rc;
 
-	if (n >= outsz)
-		n = outsz - 1;
-	memcpy(out, s, n);
-	out[n] = '\0';
+	rc = buf_printf(out, "%-12s", label);
+	if (!rc)
+		rc = textesc_append(out, v, n < max ? n : max, 0);
+	if (!rc && n > max)
+		rc = buf_puts(out, " ...");
+	return rc ? rc : buf_puts(out, "\n");
+}
+
+/* " (why)" after the state: what the engine said or could not say */
+static void state_note(struct view *v, const struct job_view *jv,
+		       struct buf *out)
+{
+	char t[64];
+
+	if (jv->stale) {
+		render_time_ms(v->snap->data_ms, t, sizeof(t));
+		buf_printf(out, " (last known, as of %s; engine unreachable)",
+			   t);
+	} else if (jv->state == JS_ORPHAN) {
+		buf_printf(out, " (the engine knows no such job)");
+	} else if (jv->state != JS_UNKNOWN) {
+		return;
+	} else if (v->snap->err) {
+		buf_puts(out, " (engine unreachable)");
+	} else if (jv->ej && jv->ej->status_text) {
+		buf_puts(out, " (the engine says \"");
+		textesc_append(out, jv->ej->status_text,
+			       strlen(jv->ej->status_text), TEXTESC_QUOTE);
+		buf_puts(out, "\", a state stfs does not know)");
+	} else if (jv->ej) {
+		buf_puts(out, " (the engine gives the job no jobStatus)");
+	} else {
+		buf_puts(out, " (not known to the engine; younger than "
+			      "orphan_grace)");
+	}
 }
 
 int render_job_status(struct view *v, const struct job_view *jv,
@@ -242,28 +288,17 @@ int render_job_status(struct view *v, const struct job_view *jv,
 
 	buf_printf(out, "%-12s%s\n", "job", jv->id);
 	if (ej && ej->name)
-		buf_printf(out, "%-12s%s\n", "name", ej->name);
+		line_ext(out, "name", ej->name, NAME_MAX_SHOWN, false);
 	buf_printf(out, "%-12s%s", "state", job_state_name(jv->state));
-	if (jv->stale) {
-		render_time_ms(v->snap->data_ms, t, sizeof(t));
-		buf_printf(out, " (last known, as of %s; engine unreachable)",
-			   t);
-	} else if (jv->state == JS_ORPHAN) {
-		buf_printf(out, " (the engine knows no such job)");
-	} else if (jv->state == JS_UNKNOWN) {
-		buf_printf(out, v->snap->err ? " (engine unreachable)"
-					     : " (not known to the engine; "
-					       "younger than orphan_grace)");
-	}
+	state_note(v, jv, out);
 	buf_puts(out, "\n");
 	buf_printf(out, "%-12s%s\n", "source", source_name(jv));
 	if (ej) {
 		line_time_s(out, "created", ej->create_s);
 		line_time_s(out, "finished", ej->finish_s);
-		if (ej->error_msg) {
-			first_line(ej->error_msg, vl, sizeof(vl));
-			buf_printf(out, "%-12s%s\n", "error", vl);
-		}
+		if (ej->error_msg)
+			line_ext(out, "error", ej->error_msg, ERROR_MAX_SHOWN,
+				 true);
 	}
 	if (cj) {
 		render_bytes(cj->bytes, b, sizeof(b));
@@ -290,7 +325,13 @@ int render_job_status(struct view *v, const struct job_view *jv,
 		for (size_t i = 0; i < cj->n_pipes; i++) {
 			const struct cat_pipe *p = &cj->pipes[i];
 			char range[48];
+			struct buf rp; /* the restore point's name, escaped */
 
+			buf_init(&rp, 4 * (size_t)PATH_MAX);
+			if (textesc_puts(&rp,
+					 p->restore ? p->restore->name : "-") ||
+			    !rp.data)
+				return -ENOMEM;
 			if (p->n_ckpts)
 				snprintf(range, sizeof(range), "%zu",
 					 p->n_ckpts);
@@ -301,7 +342,8 @@ int render_job_status(struct view *v, const struct job_view *jv,
 				"%-10d %-11s %-8" PRId64 " %-36s %" PRIu64 "\n",
 				p->id, range,
 				p->n_ckpts ? p->ckpts[p->n_ckpts - 1].id : -1,
-				p->restore ? p->restore->name : "-", p->bytes);
+				rp.data, p->bytes);
+			buf_release(&rp);
 		}
 	} else {
 		buf_printf(out, "%-12s%s\n", "storage",
@@ -505,8 +547,11 @@ static void health_backend(struct buf *out, const char *what,
 	buf_printf(out, "%-10s %-8s %s\n", what,
 		   err && err_ms >= ok_ms ? "degraded" : "ok", be->uri);
 	buf_printf(out, "%-10s last success %s\n", "", t1);
-	if (err)
-		buf_printf(out, "%-10s last error %s: %s\n", "", t2, msg);
+	if (err) {
+		buf_printf(out, "%-10s last error %s: ", "", t2);
+		textesc_puts(out, msg);
+		buf_puts(out, "\n");
+	}
 }
 
 int render_health(struct view *v, struct buf *out)
@@ -521,7 +566,11 @@ int render_health(struct view *v, struct buf *out)
 		   v->snap->err ? "degraded" : "ok",
 		   v->snap->source[0] ? v->snap->source : "-");
 	buf_printf(out, "%-10s data as of %s\n", "", t);
-	if (v->snap->err)
-		buf_printf(out, "%-10s last error: %s\n", "", v->snap->errmsg);
+	if (v->snap->err) {
+		/* the engine's own words (error bodies), escaped */
+		buf_printf(out, "%-10s last error: ", "");
+		textesc_puts(out, v->snap->errmsg);
+		buf_puts(out, "\n");
+	}
 	return 0;
 }

@@ -121,8 +121,18 @@ static void test_prom_escape_label_specials_and_utf8(void **state)
 	struct buf b;
 
 	buf_init(&b, 1024);
+	/* the tab is a control character: the text \x09 (issue 7 B9) */
 	assert_int_equal(prom_escape_label(&b, "a\\b\"c\nd\te"), 0);
-	assert_string_equal(b.data, "a\\\\b\\\"c\\nd\te");
+	assert_string_equal(b.data, "a\\\\b\\\"c\\nd\\\\x09e");
+	buf_reset(&b);
+	/* ESC, BEL, DEL, a C1 CSI (U+009B) and a bidi override (U+202E)
+	 * cannot reach a terminal: each byte is the text \xHH */
+	assert_int_equal(prom_escape_label(&b, "\x1b]0;t\a|\x7f|\xc2\x9b|"
+					       "\xe2\x80\xae|\xe2\x82\xac"),
+			 0);
+	assert_string_equal(b.data, "\\\\x1b]0;t\\\\x07|\\\\x7f|"
+				    "\\\\xc2\\\\x9b|"
+				    "\\\\xe2\\\\x80\\\\xae|\xe2\x82\xac");
 	buf_reset(&b);
 	/* valid multibyte kept; stray continuation, overlong, surrogate and
 	 * truncated sequences replaced byte by byte */
