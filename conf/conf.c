@@ -503,6 +503,24 @@ static int parse_count(const char *v, unsigned long long *out, const char **why)
 	return 0;
 }
 
+/*
+ * `v` as an error message may show it: a URL's userinfo (everything from
+ * the authority's start to the last '@', wherever it is: a password may
+ * hold '/', '?' or '#') becomes "***".  Refused values are echoed so that
+ * the user sees which one; a password in one never is.
+ */
+static void redact_userinfo(const char *v, char *out, size_t outsz)
+{
+	const char *sep = strstr(v, "://"), *at = strrchr(v, '@');
+	size_t from = sep ? (size_t)(sep + 3 - v) : 0;
+
+	if (!at || (size_t)(at - v) < from) {
+		snprintf(out, outsz, "%s", v);
+		return;
+	}
+	snprintf(out, outsz, "%.*s***%s", (int)from, v, at);
+}
+
 /* ---- setting one key -------------------------------------------------- */
 
 /*
@@ -624,10 +642,14 @@ bad:
 		err_msg(err, "%s: out of memory", k->name);
 		return rc;
 	}
-	if (secret)
+	if (secret) {
 		err_msg(err, "%s: bad value", k->name);
-	else
-		err_msg(err, "%s: '%.80s' %s", k->name, value, why);
+	} else {
+		char shown[CONF_MAX_LINE + 8];
+
+		redact_userinfo(value, shown, sizeof(shown));
+		err_msg(err, "%s: '%.80s' %s", k->name, shown, why);
+	}
 	return -EINVAL;
 }
 
@@ -953,6 +975,23 @@ static void data_free(char *data, size_t len)
 	}
 }
 
+/*
+ * A file that holds a secret (first at `secret_line`; 0: none) must not be
+ * readable by group or others: the same rule for config= and the yaml
+ * imports.  The message names the file and line, never the secret.
+ */
+static int secret_mode_check(const char *path, int secret_line,
+			     const struct stat *st, struct conf_err *err)
+{
+	if (!secret_line || !(st->st_mode & 077))
+		return 0;
+	err_where(err, path, secret_line);
+	err_msg(err,
+		"holds a secret but is readable by group or others (mode %04o); run chmod 600 on it",
+		(unsigned)(st->st_mode & 07777));
+	return -EACCES;
+}
+
 int conf_load_file(struct stfs_conf *c, const char *path, struct conf_err *err)
 {
 	struct stat st;
@@ -969,14 +1008,7 @@ int conf_load_file(struct stfs_conf *c, const char *path, struct conf_err *err)
 	data_free(data, len);
 	if (rc)
 		return rc;
-	if (secret_line && (st.st_mode & 077)) {
-		err_where(err, path, secret_line);
-		err_msg(err,
-			"holds a secret but is readable by group or others (mode %04o); run chmod 600 on it",
-			(unsigned)(st.st_mode & 07777));
-		return -EACCES;
-	}
-	return 0;
+	return secret_mode_check(path, secret_line, &st, err);
 }
 
 /* ---- yaml imports ----------------------------------------------------- */
@@ -985,7 +1017,15 @@ struct yctx {
 	yaml_document_t doc;
 	const char *name;
 	struct conf_err *err;
+	int secret_line; /* first line that holds a secret; 0: none */
 };
+
+/* Note that the scalar `n` holds a secret (for the file-mode check). */
+static void ysecret(struct yctx *y, const yaml_node_t *n)
+{
+	if (n && !y->secret_line)
+		y->secret_line = (int)n->start_mark.line + 1;
+}
 
 static yaml_node_t *ynode(struct yctx *y, yaml_node_item_t i)
 {
@@ -1069,6 +1109,7 @@ static int yload(struct yctx *y, const char *name, const char *text, size_t len,
 
 	y->name = name;
 	y->err = err;
+	y->secret_line = 0;
 	*root = NULL;
 	err_where(err, name, 0);
 	if (len > (size_t)CONF_MAX_FILE)
@@ -1276,6 +1317,8 @@ static int import_storage(struct yctx *y, struct stfs_conf *c,
 			goto out;
 		if (!val)
 			continue;
+		if (k->type == CT_SECRET)
+			ysecret(y, yget(y, props, imp->yk));
 		slot = k->type == CT_BOOL ? NULL : key_str(c, k);
 		if (!(only_unset && slot && *slot)) {
 			rc = import_set(c, imp->key, val, y->err);
@@ -1325,6 +1368,8 @@ static int import_http(struct yctx *y, struct stfs_conf *c, yaml_node_t *http)
 		rc = ystr(y, http, "basic-auth-password", &pass);
 	if (rc)
 		goto out;
+	if (pass)
+		ysecret(y, yget(y, http, "basic-auth-password"));
 	/* only HTTPS enabled: talk to the https port */
 	if (en && !parse_bool(en, &on) && !on && ens && !parse_bool(ens, &on) &&
 	    on)
@@ -1385,9 +1430,10 @@ out:
 	return rc;
 }
 
-int conf_import_seatunnel_yaml_mem(struct stfs_conf *c, const char *name,
-				   const char *text, size_t len,
-				   struct conf_err *err)
+/* The import; *secret_line: where the text first holds a secret, or 0. */
+static int import_seatunnel(struct stfs_conf *c, const char *name,
+			    const char *text, size_t len, struct conf_err *err,
+			    int *secret_line)
 {
 	yaml_node_t *root, *engine, *cp, *st, *props;
 	char *stype = NULL;
@@ -1454,10 +1500,20 @@ int conf_import_seatunnel_yaml_mem(struct stfs_conf *c, const char *name,
 	rc = import_http(&y, c, yget(&y, engine, "http"));
 out:
 	str_free(&stype);
+	*secret_line = y.secret_line;
 	yaml_document_delete(&y.doc);
 	if (!rc)
 		err_where(err, name, 0);
 	return rc;
+}
+
+int conf_import_seatunnel_yaml_mem(struct stfs_conf *c, const char *name,
+				   const char *text, size_t len,
+				   struct conf_err *err)
+{
+	int secret_line;
+
+	return import_seatunnel(c, name, text, len, err, &secret_line);
 }
 
 static bool map_name_matches(yaml_node_t *k)
@@ -1468,9 +1524,10 @@ static bool map_name_matches(yaml_node_t *k)
 	       !memcmp(k->data.scalar.value, "engine", 6);
 }
 
-int conf_import_hazelcast_yaml_mem(struct stfs_conf *c, const char *name,
-				   const char *text, size_t len,
-				   struct conf_err *err)
+/* The import; *secret_line: where the text first holds a secret, or 0. */
+static int import_hazelcast(struct stfs_conf *c, const char *name,
+			    const char *text, size_t len, struct conf_err *err,
+			    int *secret_line)
 {
 	yaml_node_t *root, *maps, *props = NULL;
 	yaml_node_pair_t *pr;
@@ -1519,10 +1576,20 @@ int conf_import_hazelcast_yaml_mem(struct stfs_conf *c, const char *name,
 				    "/seatunnel-imap", true);
 	}
 out:
+	*secret_line = y.secret_line;
 	yaml_document_delete(&y.doc);
 	if (!rc)
 		err_where(err, name, 0);
 	return rc;
+}
+
+int conf_import_hazelcast_yaml_mem(struct stfs_conf *c, const char *name,
+				   const char *text, size_t len,
+				   struct conf_err *err)
+{
+	int secret_line;
+
+	return import_hazelcast(c, name, text, len, err, &secret_line);
 }
 
 static int import_file(struct stfs_conf *c, const char *path, char **slot,
@@ -1531,15 +1598,17 @@ static int import_file(struct stfs_conf *c, const char *path, char **slot,
 	struct stat st;
 	char *data;
 	size_t len;
-	int rc;
+	int rc, secret_line = 0;
 
 	rc = read_file(path, &data, &len, &st, err);
 	if (rc)
 		return rc;
 	rc = seatunnel
-		     ? conf_import_seatunnel_yaml_mem(c, path, data, len, err)
-		     : conf_import_hazelcast_yaml_mem(c, path, data, len, err);
+		     ? import_seatunnel(c, path, data, len, err, &secret_line)
+		     : import_hazelcast(c, path, data, len, err, &secret_line);
 	data_free(data, len);
+	if (!rc)
+		rc = secret_mode_check(path, secret_line, &st, err);
 	if (!rc && (!*slot || strcmp(*slot, path) != 0)) {
 		rc = str_set(slot, path);
 		if (rc)

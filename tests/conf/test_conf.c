@@ -71,6 +71,34 @@ static char *tmpfile_with(const char *text, mode_t mode)
 	return strdup(tmpl);
 }
 
+/* A copy of fixture `name` with `mode` (git keeps no 0600): free() it. */
+static char *fixture_copy(const char *name, mode_t mode)
+{
+	char path[256], *text, *p;
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof(path), FIX "%s", name);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	rewind(f);
+	text = calloc(1, (size_t)n + 1);
+	assert_non_null(text);
+	assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	p = tmpfile_with(text, mode);
+	free(text);
+	return p;
+}
+
+static void unlink_free(char *p)
+{
+	unlink(p);
+	free(p);
+}
+
 /* ---- defaults --------------------------------------------------------- */
 
 static void test_conf_defaults(void **state)
@@ -634,9 +662,10 @@ static void test_conf_import_seatunnel_s3(void **state)
 	struct stfs_conf *c = *state;
 	struct conf_err e = {0};
 	char *r;
+	char *s3y = fixture_copy("seatunnel-s3.yaml", 0600);
 
-	assert_int_equal(
-		conf_import_seatunnel_yaml(c, FIX "seatunnel-s3.yaml", &e), 0);
+	assert_int_equal(conf_import_seatunnel_yaml(c, s3y, &e), 0);
+	unlink_free(s3y);
 	assert_string_equal(c->checkpoint,
 			    "s3://seatunnel-ckpt/seatunnel/checkpoint/");
 	assert_string_equal(c->endpoint, "s3.cn-north-1.amazonaws.com.cn");
@@ -660,12 +689,13 @@ static void test_conf_import_explicit_wins(void **state)
 {
 	struct stfs_conf *c = *state;
 	struct conf_err e = {0};
+	char *s3y = fixture_copy("seatunnel-s3.yaml", 0600);
 
 	assert_int_equal(conf_set(c, "engine", "http://m9:8080", &e), 0);
 	assert_int_equal(conf_set(c, "region", "us-east-2", &e), 0);
 	assert_int_equal(conf_set(c, "checkpoint", "file:///mine", &e), 0);
-	assert_int_equal(
-		conf_import_seatunnel_yaml(c, FIX "seatunnel-s3.yaml", &e), 0);
+	assert_int_equal(conf_import_seatunnel_yaml(c, s3y, &e), 0);
+	unlink_free(s3y);
 	assert_string_equal(c->checkpoint, "file:///mine/");
 	assert_int_equal(c->n_engines, 1);
 	assert_string_equal(c->engines[0], "http://m9:8080");
@@ -682,9 +712,10 @@ static void test_conf_import_then_explicit_engine(void **state)
 {
 	struct stfs_conf *c = *state;
 	struct conf_err e = {0};
+	char *s3y = fixture_copy("seatunnel-s3.yaml", 0600);
 
-	assert_int_equal(
-		conf_import_seatunnel_yaml(c, FIX "seatunnel-s3.yaml", &e), 0);
+	assert_int_equal(conf_import_seatunnel_yaml(c, s3y, &e), 0);
+	unlink_free(s3y);
 	/* the first explicit engine replaces the imported one */
 	assert_int_equal(conf_set(c, "engine", "http://m1:8080", &e), 0);
 	assert_int_equal(c->n_engines, 1);
@@ -982,6 +1013,102 @@ static void test_conf_release_zeroes(void **state)
 	assert_int_equal(conf_init_defaults(c), 0);
 }
 
+/* issue 7: a refused URL never echoes the credentials it carries */
+static void test_conf_url_credentials_not_echoed(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+	static const struct {
+		const char *key, *value;
+	} v[] = {
+		{"engine", "http://admin:PASSWORD-1@m1:8080"},
+		{"engine", "https://admin:PASSWORD-1@m1:8080/ctx?x=1"},
+		{"engine", "http://PASSWORD-1@m1"},
+		{"engine", "http://a:PASSWORD-1@b:PASSWORD-1@m1/"},
+		{"engine", "ftp://admin:PASSWORD-1@m1"},
+		{"checkpoint", "s3://AKIA:PASSWORD-1@bucket/ns"},
+		{"imap", "hdfs://u:PASSWORD-1@nn:9000/x/../y"},
+	};
+	char line[256];
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		assert_int_equal(conf_set(c, v[i].key, v[i].value, &e),
+				 -EINVAL);
+		if (strstr(e.msg, "PASSWORD") || strstr(e.msg, "admin") ||
+		    strstr(e.msg, "AKIA"))
+			fail_msg("%s=%s: '%s' echoes the credentials", v[i].key,
+				 v[i].value, e.msg);
+		assert_non_null(strstr(e.msg, v[i].key));
+		/* the same from a config file line */
+		snprintf(line, sizeof(line), "%s = %s\n", v[i].key, v[i].value);
+		assert_int_equal(parse(c, line, &e), -EINVAL);
+		assert_null(strstr(e.msg, "PASSWORD"));
+	}
+	/* the host is still named, so the user knows which value it was */
+	assert_int_equal(
+		conf_set(c, "engine", "http://admin:PASSWORD-1@m1:8080", &e),
+		-EINVAL);
+	assert_non_null(strstr(e.msg, "m1:8080"));
+	assert_non_null(strstr(e.msg, "credentials"));
+	/* a password may hold '/': everything up to the last '@' goes */
+	assert_int_equal(conf_set(c, "engine", "http://u:PASS/WORD@m1/.", &e),
+			 -EINVAL);
+	assert_null(strstr(e.msg, "PASS"));
+	assert_non_null(strstr(e.msg, "'http://***@m1/.'"));
+	/* a value without '@' is echoed whole */
+	assert_int_equal(conf_set(c, "engine", "http://m1/a/../c", &e),
+			 -EINVAL);
+	assert_non_null(strstr(e.msg, "'http://m1/a/../c'"));
+}
+
+/* issue 7: secrets imported from a yaml file obey the config= mode rule */
+static void test_conf_import_secret_mode(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+	char *s3y = fixture_copy("seatunnel-s3.yaml", 0644);
+	char *plain = fixture_copy("seatunnel.yaml", 0644);
+	char *hz =
+		tmpfile_with("hazelcast:\n map:\n  engine*:\n"
+			     "   map-store:\n    properties:\n"
+			     "     storage.type: s3\n     s3.bucket: s3a://ib\n"
+			     "     fs.s3a.access.key: IMAPAK\n"
+			     "     fs.s3a.secret.key: IMAP-SECRET-9\n",
+			     0604);
+	char *auth = tmpfile_with("seatunnel:\n engine:\n  http:\n"
+				  "   enable-basic-auth: true\n"
+				  "   basic-auth-password: HTTP-SECRET-7\n",
+				  0640);
+
+	assert_int_equal(conf_import_seatunnel_yaml(c, s3y, &e), -EACCES);
+	assert_string_equal(e.file, s3y);
+	assert_int_equal(e.line, 19); /* fs.s3a.secret.key */
+	assert_non_null(strstr(e.msg, "chmod 600"));
+	assert_non_null(strstr(e.msg, "0644"));
+	assert_null(strstr(e.msg, "FIXTURE"));
+	assert_int_equal(conf_import_hazelcast_yaml(c, hz, &e), -EACCES);
+	assert_string_equal(e.file, hz);
+	assert_int_equal(e.line, 9);
+	assert_null(strstr(e.msg, "IMAP-SECRET"));
+	assert_int_equal(conf_import_seatunnel_yaml(c, auth, &e), -EACCES);
+	assert_int_equal(e.line, 5);
+	assert_null(strstr(e.msg, "HTTP-SECRET"));
+	/* 0600: accepted; a world-readable file without secrets too */
+	assert_int_equal(chmod(s3y, 0600), 0);
+	assert_int_equal(conf_import_seatunnel_yaml(c, s3y, &e), 0);
+	assert_string_equal(c->secret_key, "FIXTURE-s3-secret-do-not-leak");
+	assert_int_equal(chmod(hz, 0600), 0);
+	assert_int_equal(conf_import_hazelcast_yaml(c, hz, &e), 0);
+	assert_int_equal(conf_import_seatunnel_yaml(c, plain, &e), 0);
+	/* the file is refused even when an explicit value wins over it */
+	assert_int_equal(conf_set(c, "engine_password", "x", &e), 0);
+	assert_int_equal(conf_import_seatunnel_yaml(c, auth, &e), -EACCES);
+	unlink_free(s3y);
+	unlink_free(plain);
+	unlink_free(hz);
+	unlink_free(auth);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1013,6 +1140,8 @@ int main(void)
 		T(test_conf_import_seatunnel_variants),
 		T(test_conf_import_seatunnel_errors),
 		T(test_conf_import_hazelcast),
+		T(test_conf_url_credentials_not_echoed),
+		T(test_conf_import_secret_mode),
 		T(test_conf_apply_imports_and_env),
 		T(test_conf_validate_errors),
 		T(test_conf_render_redacts_and_roundtrips),
