@@ -23,6 +23,8 @@
 
 /* Longest value text: "%.17g" of a double is at most 24 characters. */
 #define PROM_VAL_MAX 48
+/* Longest vertex label taken from a table key ("Source[12]"), plus NUL. */
+#define PROM_VERTEX_MAX 64
 
 enum fam_kind {
 	/* fixed families first: they win a name clash with an engine key */
@@ -430,6 +432,28 @@ static int fmt_value(const json_t *v, char *out, size_t outsz)
 	return -EINVAL;
 }
 
+/*
+ * The sample text of `v` in family `f`; -EINVAL when it has none.  A
+ * counter never goes below zero (Prometheus takes a decrease for a reset,
+ * OpenMetrics refuses the sample): a negative counter value is dropped, a
+ * counter's -0 is written 0.  Gauges keep their sign.
+ */
+static int fam_value(const struct fam *f, const json_t *v, char *out,
+		     size_t outsz)
+{
+	int rc = fmt_value(v, out, outsz);
+
+	if (rc || !f->counter || out[0] != '-')
+		return rc;
+	if (strtod(out, NULL) != 0) {
+		log_debug("prom: negative counter sample of %s dropped",
+			  f->name);
+		return -EINVAL;
+	}
+	snprintf(out, outsz, "0");
+	return 0;
+}
+
 static bool table_renderable(json_t *obj)
 {
 	const char *k;
@@ -508,9 +532,10 @@ struct render {
 	size_t tvcap;
 };
 
-static int emit_sample(struct buf *out, const char *fam,
-		       const struct prom_job *j, const char *lname,
-		       const char *lval, const char *value)
+/* A sample: the job's labels, then up to two more (lname[i] NULL: none). */
+static int emit_sample2(struct buf *out, const char *fam,
+			const struct prom_job *j, const char *const lname[2],
+			const char *const lval[2], const char *value)
 {
 	int rc;
 
@@ -524,13 +549,47 @@ static int emit_sample(struct buf *out, const char *fam,
 		if (!rc)
 			rc = prom_escape_label(out, j->name);
 	}
-	if (!rc && lname)
-		rc = buf_printf(out, "\",%s=\"", lname);
-	if (!rc && lname)
-		rc = prom_escape_label(out, lval);
+	for (int i = 0; i < 2 && !rc; i++) {
+		if (!lname[i])
+			continue;
+		rc = buf_printf(out, "\",%s=\"", lname[i]);
+		if (!rc)
+			rc = prom_escape_label(out, lval[i]);
+	}
 	if (!rc)
 		rc = buf_printf(out, "\"} %s\n", value);
 	return rc;
+}
+
+static int emit_sample(struct buf *out, const char *fam,
+		       const struct prom_job *j, const char *lname,
+		       const char *lval, const char *value)
+{
+	const char *const n[2] = {lname, NULL}, *const v[2] = {lval, NULL};
+
+	return emit_sample2(out, fam, j, n, v, value);
+}
+
+/*
+ * A per-table key of SeaTunnel 2.3.13/3.x names the vertex first, then the
+ * table, whose name has dots itself: "Sink[0].db.table".  The length of
+ * the vertex ("Sink[0]": letters, '[', digits, ']', then '.' and a table),
+ * or 0 for a plain table name ("db.table", the 2.3 form).
+ */
+static size_t vertex_len(const char *key)
+{
+	size_t i = 0, d;
+
+	while (is_upper(key[i]) || is_lower(key[i]))
+		i++;
+	if (i == 0 || key[i] != '[')
+		return 0;
+	for (d = ++i; is_digit(key[i]); i++)
+		;
+	if (i == d || key[i] != ']' || key[i + 1] != '.' || !key[i + 2] ||
+	    i + 1 >= PROM_VERTEX_MAX)
+		return 0;
+	return i + 1;
 }
 
 static int emit_tables(struct render *r, const struct fam *f,
@@ -556,15 +615,27 @@ static int emit_tables(struct render *r, const struct fam *f,
 	json_object_foreach (obj, k, v) {
 		if (n >= r->tvcap)
 			break;
-		if (fmt_value(v, r->tv[n].val, sizeof(r->tv[n].val)))
+		if (fam_value(f, v, r->tv[n].val, sizeof(r->tv[n].val)))
 			continue;
 		r->tv[n++].table = k;
 	}
 	if (n > 1)
 		qsort(r->tv, n, sizeof(*r->tv), cmp_table_val);
 	for (i = 0; i < n; i++) {
-		rc = emit_sample(r->out, f->name, j, "table", r->tv[i].table,
-				 r->tv[i].val);
+		const char *key = r->tv[i].table;
+		size_t vl = vertex_len(key);
+		char vertex[PROM_VERTEX_MAX];
+		const char *ln[2] = {"vertex", "table"},
+			   *lv[2] = {vertex, key + vl + 1};
+
+		if (vl) {
+			memcpy(vertex, key, vl);
+			vertex[vl] = '\0';
+		} else {
+			ln[0] = NULL;
+			lv[1] = key;
+		}
+		rc = emit_sample2(r->out, f->name, j, ln, lv, r->tv[i].val);
 		if (rc)
 			return rc;
 	}
@@ -607,7 +678,7 @@ static int emit_job(struct render *r, const struct fam *f,
 	case FAM_SCALAR: {
 		json_t *v = json_object_get(j->metrics, f->key);
 
-		if (!v || fmt_value(v, val, sizeof(val)))
+		if (!v || fam_value(f, v, val, sizeof(val)))
 			return 0;
 		return emit_sample(r->out, f->name, j, NULL, NULL, val);
 	}

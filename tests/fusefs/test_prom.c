@@ -319,6 +319,71 @@ static void test_prom_render_number_forms(void **state)
 	json_decref(m);
 }
 
+/*
+ * issue 7: a counter cannot be negative (Prometheus takes a decrease for a
+ * reset; OpenMetrics refuses the sample): negative counter samples are
+ * dropped, a counter's -0 is 0; gauges keep their sign.
+ */
+static void test_prom_render_drops_negative_counters(void **state)
+{
+	(void)state;
+	json_t *m = load("{\"SinkWriteCount\":\"-5\",\"SourceReceivedCount\":"
+			 "\"7\",\"SinkWriteBytes\":-1,\"SourceReceivedBytes\":"
+			 "-0.0,\"TableSinkWriteCount\":{\"a\":\"-1\",\"b\":"
+			 "\"2\",\"c\":-2.5},\"SinkWriteQPS\":\"-1.5\"}");
+	struct prom_job j = {.id = "1", .metrics = m};
+	char *got = render(&j, 1);
+
+	assert_null(strstr(got, "seatunnel_job_sink_write_count_total"));
+	assert_null(strstr(got, "seatunnel_job_sink_write_bytes_total"));
+	assert_non_null(strstr(got, "seatunnel_job_source_received_count_total"
+				    "{job_id=\"1\"} 7\n"));
+	assert_non_null(strstr(got, "seatunnel_job_source_received_bytes_total"
+				    "{job_id=\"1\"} 0\n"));
+	assert_non_null(strstr(got, "table=\"b\"} 2\n"));
+	assert_null(strstr(got, "table=\"a\""));
+	assert_null(strstr(got, "table=\"c\""));
+	assert_non_null(strstr(
+		got, "seatunnel_job_sink_write_qps{job_id=\"1\"} -1.5\n"));
+	assert_null(strstr(got, "} -5\n"));
+	free(got);
+	json_decref(m);
+}
+
+/*
+ * issue 8: 3.x keys per-table metrics by vertex, then table, whose name has
+ * dots itself ("Sink[0].db.table"): split after the ']' into a vertex and
+ * a table label.  2.3 keys ("db.table", "fake") stay a table label only;
+ * a key that only looks like a vertex stays a table.
+ */
+static void test_prom_render_vertex_and_table_labels(void **state)
+{
+	(void)state;
+	json_t *m = load("{\"TableSinkWriteCount\":{\"Sink[0].db.t1\":\"3\","
+			 "\"Sink[1].db.t1\":\"4\",\"Source[12].fake\":\"5\","
+			 "\"db.t2\":\"6\",\"Sink[0].\":\"7\",\"[0].x\":\"8\","
+			 "\"Sink[a].x\":\"9\",\"Sink[0]x\":\"10\"}}");
+	struct prom_job j = {.id = "1", .metrics = m};
+	char *got = render(&j, 1);
+	static const char *const want[] = {
+		"{job_id=\"1\",vertex=\"Sink[0]\",table=\"db.t1\"} 3\n",
+		"{job_id=\"1\",vertex=\"Sink[1]\",table=\"db.t1\"} 4\n",
+		"{job_id=\"1\",vertex=\"Source[12]\",table=\"fake\"} 5\n",
+		"{job_id=\"1\",table=\"db.t2\"} 6\n",
+		"{job_id=\"1\",table=\"Sink[0].\"} 7\n",
+		"{job_id=\"1\",table=\"[0].x\"} 8\n",
+		"{job_id=\"1\",table=\"Sink[a].x\"} 9\n",
+		"{job_id=\"1\",table=\"Sink[0]x\"} 10\n",
+	};
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (!strstr(got, want[i]))
+			fail_msg("missing %s in:\n%s", want[i], got);
+	assert_int_equal(count_substr(got, "vertex="), 3);
+	free(got);
+	json_decref(m);
+}
+
 static void test_prom_metric_name_snake_case(void **state)
 {
 	(void)state;
@@ -364,7 +429,7 @@ static void test_prom_render_types_and_suffixes(void **state)
 		strstr(got, "# TYPE seatunnel_job_latency_sum_value gauge\n"));
 	assert_non_null(strstr(
 		got,
-		"seatunnel_job_table_sink_committed_qps{job_id=\"1\",table=\"Source[0].db.t\"} 1\n"));
+		"seatunnel_job_table_sink_committed_qps{job_id=\"1\",vertex=\"Source[0]\",table=\"db.t\"} 1\n"));
 	free(got);
 	json_decref(m);
 }
@@ -480,6 +545,8 @@ int main(void)
 		cmocka_unit_test(test_prom_render_duplicate_job_ids_once),
 		cmocka_unit_test(test_prom_render_cap_rolls_back),
 		cmocka_unit_test(test_prom_render_no_storage_no_newest),
+		cmocka_unit_test(test_prom_render_drops_negative_counters),
+		cmocka_unit_test(test_prom_render_vertex_and_table_labels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

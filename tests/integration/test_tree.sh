@@ -310,7 +310,8 @@ jobs = [
      "createTime": "2020-01-01 00:00:00", "finishTime": "2020-01-01 00:10:00",
      "errorMsg": "bad \x1b[31mthing\x1b[0m\rdeletable   yes\nat stack",
      "jobDag": {"jobId": "5001", "pipelineEdges": {"1": []}},
-     "metrics": {"SinkWriteCount": "3", "TableSinkWriteCount": {"db.\x1b[31mt": "3"}}},
+     "metrics": {"SinkWriteCount": "3", "SourceReceivedCount": "-4",
+                 "TableSinkWriteCount": {"db.\x1b[31mt": "3", "Sink[0].db.t9": "2"}}},
     # the engine writes an id with a leading zero: it is job 5002
     {"jobId": "05002", "jobName": "lead", "jobStatus": "RUNNING",
      "createTime": "2020-01-01 00:00:00",
@@ -347,6 +348,11 @@ if command -v promtool >/dev/null; then
 	check "promtool accepts the hostile job's metrics" bash -c "
 		promtool check metrics <'$HM/jobs/5001/metrics' >/dev/null 2>&1"
 fi
+check "a 3.x table key gets a vertex and a table label" grep -qF \
+	'seatunnel_job_table_sink_write_count_total{job_id="5001",job_name="x\nstate       FINISHED\nreleased    yes\ndeletable   yes\n\\x1b]0;pwned\\x07\\x1b[2J\\xe2\\x80\\xae",vertex="Sink[0]",table="db.t9"} 2' \
+	"$HM/jobs/5001/metrics"
+check "a negative counter sample is dropped" bash -c "
+	! grep -q '^seatunnel_job_source_received_count_total' '$HM/jobs/5001/metrics'"
 check "imap summaries hold no control character" nocc "$HM"/imap/c1/*.summary
 check "... and show the map and region names escaped" bash -c "
 	grep -qF 'evil\\nstate       FINISHED\\x1b[31m' '$HM'/imap/c1/evil*.summary &&
