@@ -14,6 +14,7 @@
 #include "audit.h"
 #include "fdio.h"
 #include "log.h"
+#include "textesc.h"
 #include "timefmt.h"
 
 #define LINE_MAX_BYTES ((size_t)256 << 10)
@@ -136,8 +137,6 @@ static bool bare_ok(const char *s)
 
 static int put_value(struct buf *b, const char *key, const char *v)
 {
-	static const char hex[] = "0123456789abcdef";
-	char esc[4];
 	int rc;
 
 	if (!v)
@@ -147,39 +146,11 @@ static int put_value(struct buf *b, const char *key, const char *v)
 		return rc;
 	if (bare_ok(v))
 		return buf_puts(b, v);
+	/* ASCII only, as syslog wants it; the escapes of textesc.h */
 	rc = buf_append(b, "\"", 1);
-	for (const char *p = v; !rc && *p; p++) {
-		unsigned char c = (unsigned char)*p;
-		size_t n = 2;
-
-		esc[0] = '\\';
-		switch (c) {
-		case '"':
-		case '\\':
-			esc[1] = (char)c;
-			break;
-		case '\n':
-			esc[1] = 'n';
-			break;
-		case '\r':
-			esc[1] = 'r';
-			break;
-		case '\t':
-			esc[1] = 't';
-			break;
-		default:
-			if (c >= 0x20 && c < 0x7f) {
-				esc[0] = (char)c;
-				n = 1;
-			} else {
-				esc[1] = 'x';
-				esc[2] = hex[c >> 4];
-				esc[3] = hex[c & 15];
-				n = 4;
-			}
-		}
-		rc = buf_append(b, esc, n);
-	}
+	if (!rc)
+		rc = textesc_append(b, v, strlen(v),
+				    TEXTESC_ASCII | TEXTESC_QUOTE);
 	if (!rc)
 		rc = buf_append(b, "\"", 1);
 	return rc;
