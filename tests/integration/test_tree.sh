@@ -390,4 +390,14 @@ out=$("$STFS" -o config="$T/bad.conf" "$T/nomnt" 2>&1)
 check "a bad config line is reported with file and line" grep -q "bad.conf:2:" <<<"$out"
 out=$("$STFS" -o secret_key=hunter2 "$T/nomnt" 2>&1)
 check "a secret on the command line is refused" test $? = 1
+out=$("$STFS" -o engine=http://ops:PASSWORD-9@m1:8080 "$T/nomnt" 2>&1)
+rc=$?
+check "an engine URL with credentials is refused without echoing them (rc=$rc)" \
+	bash -c "test $rc = 1 && grep -q 'http://\*\*\*@m1:8080' <<<'$out' && ! grep -q PASSWORD <<<'$out'"
+printf 'seatunnel:\n engine:\n  http:\n   enable-basic-auth: true\n   basic-auth-password: YAML-SECRET-3\n' >"$T/st.yaml"
+chmod 644 "$T/st.yaml"
+out=$("$STFS" -o seatunnel_yaml="$T/st.yaml" "$T/nomnt" 2>&1)
+rc=$?
+check "a seatunnel.yaml holding a secret and readable by others is refused (rc=$rc)" \
+	bash -c "test $rc = 1 && grep -q 'st.yaml:5:.*chmod 600' <<<'$out' && ! grep -q YAML-SECRET <<<'$out'"
 finish
