@@ -77,26 +77,18 @@ static size_t escape_byte(unsigned char c, char esc[4])
 	}
 }
 
-int textesc_append(struct buf *out, const char *s, size_t n, unsigned flags)
+int textesc_map(struct buf *out, const char *s, size_t n, textesc_rep_fn fn,
+		void *ctx)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, run = 0, l;
-	char esc[16];
+	size_t i = 0, run = 0, l, e;
+	char rep[TEXTESC_REP_MAX];
 	int rc;
 
 	while (i < n) {
 		enum textesc_class k = textesc_classify(p + i, n - i, &l);
-		size_t e = 0;
 
-		if (p[i] == '\\' || (p[i] == '"' && (flags & TEXTESC_QUOTE))) {
-			esc[0] = '\\';
-			esc[1] = (char)p[i];
-			e = 2;
-		} else if (k != TEXTESC_PLAIN ||
-			   (p[i] >= 0x80 && (flags & TEXTESC_ASCII))) {
-			for (size_t b = 0; b < l; b++)
-				e += escape_byte(p[i + b], esc + e);
-		}
+		e = fn(p + i, l, k, rep, ctx);
 		if (!e) {
 			i += l;
 			run += l;
@@ -104,13 +96,35 @@ int textesc_append(struct buf *out, const char *s, size_t n, unsigned flags)
 		}
 		rc = buf_append(out, p + i - run, run);
 		if (!rc)
-			rc = buf_append(out, esc, e);
+			rc = buf_append(out, rep, e);
 		if (rc)
 			return rc;
 		run = 0;
 		i += l;
 	}
 	return buf_append(out, p + i - run, run);
+}
+
+static size_t c_escape(const unsigned char *p, size_t l, enum textesc_class k,
+		       char *rep, void *ctx)
+{
+	unsigned flags = *(const unsigned *)ctx;
+	size_t e = 0;
+
+	if (p[0] == '\\' || (p[0] == '"' && (flags & TEXTESC_QUOTE))) {
+		rep[0] = '\\';
+		rep[1] = (char)p[0];
+		return 2;
+	}
+	if (k != TEXTESC_PLAIN || (p[0] >= 0x80 && (flags & TEXTESC_ASCII)))
+		for (size_t b = 0; b < l; b++)
+			e += escape_byte(p[b], rep + e);
+	return e;
+}
+
+int textesc_append(struct buf *out, const char *s, size_t n, unsigned flags)
+{
+	return textesc_map(out, s, n, c_escape, &flags);
 }
 
 int textesc_puts(struct buf *out, const char *s)

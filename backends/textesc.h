@@ -33,6 +33,21 @@ enum textesc_class {
 enum textesc_class textesc_classify(const unsigned char *s, size_t n,
 				    size_t *len);
 
+/* longest replacement of one character (4 bytes, 5 each: "\\\\xHH") */
+#define TEXTESC_REP_MAX 32
+
+/**
+ * The replacement of the character p[0..len) of class k, written to
+ * rep[TEXTESC_REP_MAX]: its length, or 0 to keep the character as is.
+ */
+typedef size_t (*textesc_rep_fn)(const unsigned char *p, size_t len,
+				 enum textesc_class k, char *rep, void *ctx);
+
+/** Append s[0..n), each character replaced as fn says (the walk that
+ * textesc_append() and other dialects, as Prometheus', share). */
+int textesc_map(struct buf *out, const char *s, size_t n, textesc_rep_fn fn,
+		void *ctx);
+
 /** Append s[0..n) escaped.  0; -EFBIG / -ENOMEM as buf_append(). */
 int textesc_append(struct buf *out, const char *s, size_t n, unsigned flags);
 /** textesc_append() of a NUL-terminated string (NULL: nothing), no flags. */

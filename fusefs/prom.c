@@ -97,46 +97,35 @@ struct table_val {
  * format cannot escape, are written as the text \xHH that status shows for
  * them (in the file "\\xHH"), so that no raw escape reaches a terminal.
  */
-static int escape_text(struct buf *out, const char *s, bool quote)
+static size_t prom_rep(const unsigned char *p, size_t l, enum textesc_class k,
+		       char *rep, void *ctx)
 {
 	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s), i = 0, run = 0, l;
-	char rep[32];
-	int rc;
+	bool quote = *(const bool *)ctx;
+	size_t e = 0;
 
-	while (i < n) {
-		enum textesc_class k = textesc_classify(p + i, n - i, &l);
-		size_t e = 0;
-
-		if (p[i] == '\\' || p[i] == '\n' || (p[i] == '"' && quote)) {
-			rep[e++] = '\\';
-			rep[e++] = p[i] == '\n' ? 'n' : (char)p[i];
-		} else if (k == TEXTESC_INVALID) {
-			memcpy(rep, "\xef\xbf\xbd", 3);
-			e = 3;
-		} else if (k == TEXTESC_CONTROL) {
-			for (size_t b = 0; b < l; b++) {
-				memcpy(rep + e, "\\\\x", 3);
-				rep[e + 3] = hex[p[i + b] >> 4];
-				rep[e + 4] = hex[p[i + b] & 15];
-				e += 5;
-			}
-		}
-		if (!e) {
-			i += l;
-			run += l;
-			continue;
-		}
-		rc = buf_append(out, p + i - run, run);
-		if (!rc)
-			rc = buf_append(out, rep, e);
-		if (rc)
-			return rc;
-		run = 0;
-		i += l;
+	if (p[0] == '\\' || p[0] == '\n' || (p[0] == '"' && quote)) {
+		rep[0] = '\\';
+		rep[1] = p[0] == '\n' ? 'n' : (char)p[0];
+		return 2;
 	}
-	return buf_append(out, p + i - run, run);
+	if (k == TEXTESC_INVALID) {
+		memcpy(rep, "\xef\xbf\xbd", 3);
+		return 3;
+	}
+	if (k == TEXTESC_CONTROL)
+		for (size_t b = 0; b < l; b++) {
+			memcpy(rep + e, "\\\\x", 3);
+			rep[e + 3] = hex[p[b] >> 4];
+			rep[e + 4] = hex[p[b] & 15];
+			e += 5;
+		}
+	return e;
+}
+
+static int escape_text(struct buf *out, const char *s, bool quote)
+{
+	return textesc_map(out, s, strlen(s), prom_rep, &quote);
 }
 
 int prom_escape_label(struct buf *out, const char *s)
