@@ -43,9 +43,11 @@ static void test_textesc_forged_lines_and_terminal_escapes(void **state)
 			    "\\x1b]0;pwned\\x07\\x1b[2J\\x7f\\x01");
 	/* C1 CSI (U+009B) and NEL (U+0085), bidi override U+202E, isolate
 	 * U+2066, line separator U+2028, ALM U+061C */
-	assert_string_equal(esc("\xc2\x9b" "31m|\xc2\x85|\xe2\x80\xae|"
+	assert_string_equal(esc("\xc2\x9b"
+				"31m|\xc2\x85|\xe2\x80\xae|"
 				"\xe2\x81\xa6|\xe2\x80\xa8|\xd8\x9c"),
-			    "\\xc2\\x9b" "31m|\\xc2\\x85|\\xe2\\x80\\xae|"
+			    "\\xc2\\x9b"
+			    "31m|\\xc2\\x85|\\xe2\\x80\\xae|"
 			    "\\xe2\\x81\\xa6|\\xe2\\x80\\xa8|\\xd8\\x9c");
 	/* the backslash itself, so that the output is unambiguous */
 	assert_string_equal(esc("a\\nb"), "a\\\\nb");
@@ -159,7 +161,8 @@ static void test_textesc_cap(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_textesc_forged_lines_and_terminal_escapes),
+		cmocka_unit_test(
+			test_textesc_forged_lines_and_terminal_escapes),
 		cmocka_unit_test(test_textesc_keeps_text),
 		cmocka_unit_test(test_textesc_invalid_utf8),
 		cmocka_unit_test(test_textesc_flags),

@@ -187,9 +187,10 @@ static void test_render_health_escapes_engine_errors(void **state)
 	buf_init(&b, BUF_DEFAULT_MAX);
 	assert_int_equal(render_health(&f->v, &b), 0);
 	no_controls(b.data);
-	assert_non_null(strstr(b.data, "server said \\x1b]8;;evil\\x07\\nok\n"));
 	assert_non_null(
-		strstr(b.data, "last error: engine said: bad\\n\\x1b[31mthing\n"));
+		strstr(b.data, "server said \\x1b]8;;evil\\x07\\nok\n"));
+	assert_non_null(strstr(
+		b.data, "last error: engine said: bad\\n\\x1b[31mthing\n"));
 	buf_release(&b);
 }
 
