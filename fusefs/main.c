@@ -386,6 +386,7 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "stfs: engine: %s\n", strerror(-rc));
 		goto out_fs;
 	}
+	engine_set_storage_ids(fs.engine, stfs_storage_ids, &fs);
 	http_set_abort_check(fuse_interrupted);
 	/* fs_init turns on libfuse's interrupt handling, which signals a
 	 * worker with SIGUSR1: that must not kill the daemon */
