@@ -822,6 +822,7 @@ static void carry_over(struct engine_snap *s, struct engine_snap *prev)
 	s->owner = snap_get(owner);
 	s->jobs = owner->jobs;
 	s->n_jobs = owner->n_jobs;
+	s->partial = owner->partial;
 	s->data_ms = owner->data_ms;
 	buf_fmt(s->source, sizeof(s->source), "%s", owner->source);
 }
