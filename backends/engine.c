@@ -59,10 +59,11 @@ struct raw_entry {
 	char *path; /* NULL: free slot */
 	char *data; /* NULL: never fetched successfully */
 	size_t len;
-	int64_t mono_ms;   /* when data was fetched */
-	bool fetching;	   /* one fetch of this path is in flight */
-	uint64_t done_gen; /* bumped when a fetch ends */
-	int err;	   /* result of the last fetch (0 or -errno) */
+	int64_t mono_ms;     /* when data was fetched */
+	bool fetching;	     /* one fetch of this path is in flight */
+	uint64_t done_gen;   /* bumped when a fetch ends */
+	int err;	     /* result of the last fetch (0 or -errno) */
+	int64_t err_mono_ms; /* when that fetch failed */
 };
 
 struct engine {
@@ -1098,6 +1099,18 @@ int engine_get_raw(struct engine *e, const char *path, struct buf *out)
 	r = raw_slot(e, path, &found);
 	if (found && r->data && now - r->mono_ms <= (int64_t)e->ttl_ms)
 		goto copy; /* fresh */
+	/*
+	 * A fetch that just failed is not repeated for engine_ttl (at least
+	 * 1 s): the kernel serialises lookups of one name, so 60 readers of a
+	 * hung engine's document would otherwise wait one deadline each.
+	 */
+	if (found && !r->fetching && r->err &&
+	    now - r->err_mono_ms <
+		    (int64_t)(e->ttl_ms > 1000 ? e->ttl_ms : 1000)) {
+		rc = r->err;
+		pthread_mutex_unlock(&e->lock);
+		return rc;
+	}
 	if (found && r->fetching) {
 		/* single flight: the stale copy, or wait for that fetch */
 		if (r->data)
@@ -1167,6 +1180,7 @@ int engine_get_raw(struct engine *e, const char *path, struct buf *out)
 		}
 	}
 	r->err = rc;
+	r->err_mono_ms = rc ? eng_mono_ms() : 0;
 	r->fetching = false;
 	r->done_gen++;
 	pthread_cond_broadcast(&e->cond);
