@@ -185,6 +185,11 @@ static void usage(const char *prog)
 	       "10m)\n"
 	       "    -o retries=N            extra tries for idempotent "
 	       "requests (2)\n"
+	       "    -o imap_grace=S         IMap regions written this "
+	       "recently are live (3600)\n"
+	       "    -o engine_max_mb=N      largest engine answer, MiB (32)\n"
+	       "    -o engine_max_jobs=N    most jobs in one engine list "
+	       "(1000000)\n"
 	       "    -o engine_user=NAME     basic auth user (password: "
 	       "engine_password in the config file)\n"
 	       "\nSee stfs(1).  FUSE options:\n",
