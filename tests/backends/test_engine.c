@@ -658,6 +658,39 @@ static int ids_fn(void *cookie, char ***ids, size_t *n)
 	"\",\"createTime\":\"2026-11-30 10:00:00\",\"finishTime\":\"2026-"  \
 	"11-30 11:00:00\",\"metrics\":{}}"
 
+/* The 2.3.x whole-list failure, and one body per end state (NULL: that
+ * list fails too). */
+static void route_fallback(struct srv *s, const char *running,
+			   const char *const states[5])
+{
+	static const char *const paths[5] = {
+		"/finished-jobs/FINISHED",   "/finished-jobs/CANCELED",
+		"/finished-jobs/FAILED",     "/finished-jobs/SAVEPOINT_DONE",
+		"/finished-jobs/UNKNOWABLE",
+	};
+
+	srv_route_str(s, "/running-jobs", running);
+	srv_route_npe(s, "/finished-jobs/");
+	for (int i = 0; i < 5; i++) {
+		if (states[i])
+			srv_route_str(s, paths[i], states[i]);
+		else
+			srv_route_npe(s, paths[i]);
+	}
+}
+
+/* An engine on `s` with the storage ids of `cb`, asked once. */
+static struct engine_snap *fallback_snap(struct srv *s, struct ids_cb *cb,
+					 struct tconf *t, struct engine **e)
+{
+	srv_run(s);
+	tconf_init(t, 60000);
+	tconf_add(t, s->ls.port, "");
+	*e = new_engine(t);
+	engine_set_storage_ids(*e, ids_fn, cb);
+	return engine_jobs(*e, 0);
+}
+
 static void test_engine_finished_jobs_fallback(void **state)
 {
 	static const char *const storage[] = {"7",  "10", "11",
@@ -671,28 +704,18 @@ static void test_engine_finished_jobs_fallback(void **state)
 	struct engine_stats st;
 
 	(void)state;
-	srv_route_str(s, "/running-jobs",
-		      "[{\"jobId\":\"7\",\"jobName\":\"r\",\"jobStatus\":"
-		      "\"RUNNING\",\"createTime\":\"2026-11-30 10:00:00\"}]");
 	/* one history entry (job 12) lost its DAG: the whole list is a 500,
 	 * and so is the list of its state */
-	srv_route_npe(s, "/finished-jobs/");
-	srv_route_str(s, "/finished-jobs/FINISHED",
-		      "[" JOB("10", "FINISHED") "]");
-	srv_route_str(s, "/finished-jobs/CANCELED", "[]");
-	srv_route_npe(s, "/finished-jobs/FAILED");
-	srv_route_str(s, "/finished-jobs/SAVEPOINT_DONE",
-		      "[" JOB("13", "SAVEPOINT_DONE") "]");
-	srv_route_str(s, "/finished-jobs/UNKNOWABLE", "[]");
+	route_fallback(s,
+		       "[{\"jobId\":\"7\",\"jobName\":\"r\",\"jobStatus\":"
+		       "\"RUNNING\",\"createTime\":\"2026-11-30 10:00:00\"}]",
+		       (const char *const[5]){
+			       "[" JOB("10", "FINISHED") "]", "[]", NULL,
+			       "[" JOB("13", "SAVEPOINT_DONE") "]", "[]"});
 	srv_route_str(s, "/job-info/11", JOB("11", "FAILED"));
 	srv_route_npe(s, "/job-info/12");
 	srv_route_str(s, "/job-info/20", "{\"jobId\":\"20\"}");
-	srv_run(s);
-	tconf_init(&t, 60000);
-	tconf_add(&t, s->ls.port, "");
-	e = new_engine(&t);
-	engine_set_storage_ids(e, ids_fn, &cb);
-	snap = engine_jobs(e, 0);
+	snap = fallback_snap(s, &cb, &t, &e);
 	assert_int_equal(snap->err, 0);
 	assert_true(snap->partial);
 	/* 7 running, 10 and 13 from their lists, 11 from job-info, 12 the
@@ -738,19 +761,11 @@ static void test_engine_finished_jobs_fallback_complete(void **state)
 	struct engine_snap *snap;
 
 	(void)state;
-	srv_route_str(s, "/running-jobs", "[]");
-	srv_route_npe(s, "/finished-jobs/");
-	srv_route_str(s, "/finished-jobs/FINISHED", "[]");
-	srv_route_str(s, "/finished-jobs/CANCELED", "[]");
-	srv_route_str(s, "/finished-jobs/FAILED", "[" JOB("10", "FAILED") "]");
-	srv_route_str(s, "/finished-jobs/SAVEPOINT_DONE", "[]");
-	srv_route_str(s, "/finished-jobs/UNKNOWABLE", "[]");
-	srv_run(s);
-	tconf_init(&t, 60000);
-	tconf_add(&t, s->ls.port, "");
-	e = new_engine(&t);
-	engine_set_storage_ids(e, ids_fn, &cb);
-	snap = engine_jobs(e, 0);
+	route_fallback(s, "[]",
+		       (const char *const[5]){"[]", "[]",
+					      "[" JOB("10", "FAILED") "]", "[]",
+					      "[]"});
+	snap = fallback_snap(s, &cb, &t, &e);
 	assert_int_equal(snap->err, 0);
 	assert_false(snap->partial);
 	assert_int_equal(snap->n_jobs, 1);
@@ -783,13 +798,9 @@ static void test_engine_finished_jobs_fallback_bounded(void **state)
 	}
 	srv_route_str(s, "/running-jobs", "[]");
 	srv_route_npe(s, "/finished-jobs/");
-	srv_run(s); /* every other path: 404, so every state list fails */
-	tconf_init(&t, 60000);
-	tconf_add(&t, s->ls.port, "");
-	e = new_engine(&t);
-	engine_set_storage_ids(e, ids_fn, &cb);
+	/* every other path: 404, so every state list fails */
 	t0 = tu_mono_ms();
-	snap = engine_jobs(e, 0);
+	snap = fallback_snap(s, &cb, &t, &e);
 	assert_true(tu_mono_ms() - t0 < 3000 + 1000 + 500);
 	assert_int_equal(snap->err, 0);
 	assert_true(snap->partial);

@@ -134,35 +134,69 @@ static void test_imapsum_unrelated_regions_both_live(void **state)
 	free(b);
 }
 
-/* Issue 8 item 4: the engine creates an empty wal.txt at every start and
- * appends to it; an empty region is never removable. */
-static void test_imapsum_empty_region_is_live(void **state)
-{
+/* Two halves of one WAL (a live record, then its newer tombstone) and an
+ * engine that does not answer, at NOW with a one-hour grace. */
+struct fx {
 	struct backend *be;
 	uint8_t *wal;
 	size_t len;
 	uint64_t off;
+	struct imapsum_opts o;
 	char out[4096];
-	struct imapsum_opts o = {
+};
+
+static void fx_open(struct fx *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->wal = split_wal(&f->len, &f->off);
+	assert_int_equal(fake_be_open(&f->be), 0);
+	f->o = (struct imapsum_opts){
 		.now_ns = NOW, .grace_ns = HOUR, .engine = IMAPSUM_ENGINE_DOWN};
+}
+
+/* Region `path` holding part `which` of the WAL: 0 the live record, 1 the
+ * tombstone, 2 nothing. */
+static void fx_add(struct fx *f, const char *path, int which, int64_t mtime)
+{
+	const uint8_t *p = which == 1 ? f->wal + f->off : f->wal;
+	size_t n = which == 0 ? f->off : which == 1 ? f->len - f->off : 0;
+
+	assert_int_equal(fake_be_add(f->be, path, p, n, mtime), 0);
+}
+
+static const char *fx_render(struct fx *f)
+{
+	render_o(f->be, "c/m", &f->o, f->out, sizeof(f->out));
+	return f->out;
+}
+
+static void fx_close(struct fx *f)
+{
+	be_close(f->be);
+	free(f->wal);
+}
+
+/* Issue 8 item 4: the engine creates an empty wal.txt at every start and
+ * appends to it; an empty region is never removable. */
+static void test_imapsum_empty_region_is_live(void **state)
+{
+	struct fx f;
+	const char *out;
 
 	(void)state;
-	wal = split_wal(&len, &off);
-	assert_int_equal(fake_be_open(&be), 0);
-	assert_int_equal(
-		fake_be_add(be, "c/m/100/wal.txt", wal, len, NOW - 5 * HOUR),
-		0);
+	fx_open(&f);
+	assert_int_equal(fake_be_add(f.be, "c/m/100/wal.txt", f.wal, f.len,
+				     NOW - 5 * HOUR),
+			 0);
 	/* a member started, created its region, has written nothing yet */
-	assert_int_equal(
-		fake_be_add(be, "c/m/700/wal.txt", "", 0, NOW - 3 * HOUR), 0);
-	render_o(be, "c/m", &o, out, sizeof(out));
+	fx_add(&f, "c/m/700/wal.txt", 2, NOW - 3 * HOUR);
+	out = fx_render(&f);
 	assert_non_null(strstr(out, "regions      2\n"));
 	assert_non_null(strstr(out, "superseded   0\n"));
 	assert_non_null(strstr(out, "\n700 "));
 	assert_non_null(strstr(out, "live (empty: a member appends here)\n"));
 	assert_null(strstr(out, "removable"));
-	be_close(be);
-	free(wal);
+	fx_close(&f);
 }
 
 /* Region names are nanoTime values, not chronological across restarts:
@@ -170,33 +204,22 @@ static void test_imapsum_empty_region_is_live(void **state)
  * live even when all its records are superseded. */
 static void test_imapsum_newest_by_mtime_is_live(void **state)
 {
-	struct backend *be;
-	uint8_t *wal;
-	size_t len;
-	uint64_t off;
-	char out[4096];
-	struct imapsum_opts o = {
-		.now_ns = NOW, .grace_ns = HOUR, .engine = IMAPSUM_ENGINE_DOWN};
+	struct fx f;
+	const char *out;
 
 	(void)state;
-	wal = split_wal(&len, &off);
-	assert_int_equal(fake_be_open(&be), 0);
+	fx_open(&f);
 	/* "900" holds the older (superseded) record but was written last:
 	 * the newest start, whatever its nanoTime name says */
-	assert_int_equal(
-		fake_be_add(be, "c/m/900/wal.txt", wal, off, NOW - 2 * HOUR),
-		0);
-	assert_int_equal(fake_be_add(be, "c/m/050/wal.txt", wal + off,
-				     len - off, NOW - 4 * HOUR),
-			 0);
-	render_o(be, "c/m", &o, out, sizeof(out));
+	fx_add(&f, "c/m/900/wal.txt", 0, NOW - 2 * HOUR);
+	fx_add(&f, "c/m/050/wal.txt", 1, NOW - 4 * HOUR);
+	out = fx_render(&f);
 	assert_non_null(strstr(out, "superseded   0\n"));
 	assert_non_null(strstr(out, "\n900 "));
 	assert_non_null(
 		strstr(out, "live (newest region: a member may append)\n"));
 	assert_null(strstr(out, "removable"));
-	be_close(be);
-	free(wal);
+	fx_close(&f);
 }
 
 /* Every region written within the grace period is live; older superseded
@@ -204,51 +227,38 @@ static void test_imapsum_newest_by_mtime_is_live(void **state)
  * every member is stopped) when it does not. */
 static void test_imapsum_grace_and_engine_state(void **state)
 {
-	struct backend *be;
-	uint8_t *wal;
-	size_t len;
-	uint64_t off;
-	char out[4096];
-	struct imapsum_opts o = {
-		.now_ns = NOW, .grace_ns = HOUR, .engine = IMAPSUM_ENGINE_DOWN};
+	struct fx f;
+	const char *out;
 
 	(void)state;
-	wal = split_wal(&len, &off);
-	assert_int_equal(fake_be_open(&be), 0);
+	fx_open(&f);
 	/* 100: the live record, superseded by 200's tombstone; 300 newest */
-	assert_int_equal(fake_be_add(be, "c/m/100/wal.txt", wal, off,
-				     NOW - 30 * 60 * NS),
-			 0);
-	assert_int_equal(fake_be_add(be, "c/m/200/wal.txt", wal + off,
-				     len - off, NOW - 20 * 60 * NS),
-			 0);
-	assert_int_equal(
-		fake_be_add(be, "c/m/300/wal.txt", "", 0, NOW - 10 * 60 * NS),
-		0);
-	render_o(be, "c/m", &o, out, sizeof(out));
+	fx_add(&f, "c/m/100/wal.txt", 0, NOW - 30 * 60 * NS);
+	fx_add(&f, "c/m/200/wal.txt", 1, NOW - 20 * 60 * NS);
+	fx_add(&f, "c/m/300/wal.txt", 2, NOW - 10 * 60 * NS);
+	out = fx_render(&f);
 	assert_non_null(strstr(out, "live (written within imap_grace)\n200 "));
 	assert_non_null(strstr(out, "superseded   0\n"));
 
 	/* two hours later: 100 is old enough */
-	o.now_ns = NOW + 2 * HOUR;
-	render_o(be, "c/m", &o, out, sizeof(out));
+	f.o.now_ns = NOW + 2 * HOUR;
+	out = fx_render(&f);
 	assert_non_null(strstr(out, "superseded   1\n"));
 	assert_non_null(strstr(
 		out,
 		"superseded (removable once every member is stopped)\n200 "));
 	/* the engine answers: any member may still append to it */
-	o.engine = IMAPSUM_ENGINE_UP;
-	render_o(be, "c/m", &o, out, sizeof(out));
+	f.o.engine = IMAPSUM_ENGINE_UP;
+	out = fx_render(&f);
 	assert_non_null(strstr(out, "superseded   1\n"));
 	assert_non_null(strstr(
 		out,
 		"superseded (keep: the engine runs, a member may append)\n200 "));
 	assert_null(strstr(out, "removable"));
-	o.engine = IMAPSUM_ENGINE_UNKNOWN;
-	render_o(be, "c/m", &o, out, sizeof(out));
+	f.o.engine = IMAPSUM_ENGINE_UNKNOWN;
+	out = fx_render(&f);
 	assert_null(strstr(out, "removable"));
-	be_close(be);
-	free(wal);
+	fx_close(&f);
 }
 
 int main(void)
