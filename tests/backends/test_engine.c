@@ -781,7 +781,7 @@ static void test_engine_finished_jobs_fallback_complete(void **state)
  * rest are UNKNOWN, and the refresh stays within the deadline. */
 static void test_engine_finished_jobs_fallback_bounded(void **state)
 {
-	static char idbuf[200][8];
+	static char idbuf[200][16];
 	static const char *ids[200];
 	struct ids_cb cb = {.ids = ids, .n = 200};
 	struct srv *s = srv_new();
