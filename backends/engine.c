@@ -15,10 +15,29 @@
  * deadline of conf->timeout_ms; each base URL gets an equal share of what
  * is left, but at least conf->connect_timeout_ms, so the total stays under
  * timeout + one connect timeout.
+ *
+ * Whole-list failures (SEATUNNEL.md §9: in 2.3.x one history entry with a
+ * missing DAG makes /finished-jobs a 500 for everybody).  When
+ * /finished-jobs answers an error, the same URL is asked for
+ * /finished-jobs/<STATE> per end state; if one of those fails too, every
+ * job the caller has in storage (engine_set_storage_ids) that no list
+ * accounts for is asked with /job-info/<id>, at most ENGINE_FALLBACK_INFO
+ * of them and within the same deadline.  A job whose answers all fail is
+ * kept as JS_UNKNOWN; only that job.
+ *
+ * Bounds (issue: a 200 MB answer drove the daemon to 6 GB): every answer
+ * is capped at conf->engine_max_mb and a snapshot at conf->engine_max_jobs
+ * jobs; over either is an error (-EFBIG) with a log line, and memory of
+ * large answers is given back (malloc_trim).
+ *
+ * Raw documents have one fetch in flight per path (raw_entry.fetching);
+ * other callers take the stale copy, or wait for that fetch and share its
+ * result.
  */
 #include "engine.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -31,17 +50,21 @@
 #include "jobid.h"
 #include "log.h"
 
-#define ENGINE_LIST_MAX	 ((size_t)256 << 20) /* list answers */
-#define ENGINE_DOC_MAX	 ((size_t)16 << 20)  /* job-info, raw documents */
-#define ENGINE_MAX_PAGES 10000
-#define ENGINE_RAW_SLOTS 16
-#define ENGINE_URL_MAX	 4096
+#define ENGINE_MAX_PAGES     10000
+#define ENGINE_FALLBACK_INFO 64		       /* job-info asks per refresh */
+#define ENGINE_TRIM_BYTES    ((size_t)4 << 20) /* malloc_trim above this */
+#define ENGINE_RAW_SLOTS     16
+#define ENGINE_URL_MAX	     4096
 
 struct raw_entry {
 	char *path; /* NULL: free slot */
-	char *data;
+	char *data; /* NULL: never fetched successfully */
 	size_t len;
-	int64_t mono_ms;
+	int64_t mono_ms;     /* when data was fetched */
+	bool fetching;	     /* one fetch of this path is in flight */
+	uint64_t done_gen;   /* bumped when a fetch ends */
+	int err;	     /* result of the last fetch (0 or -errno) */
+	int64_t err_mono_ms; /* when that fetch failed */
 };
 
 struct engine {
@@ -49,6 +72,10 @@ struct engine {
 	size_t n_urls;
 	char *userpwd; /* secret; wiped on free */
 	unsigned timeout_ms, connect_ms, ttl_ms, retries;
+	size_t max_body;      /* bytes of one answer (engine_max_mb) */
+	size_t max_jobs;      /* jobs of one snapshot (engine_max_jobs) */
+	engine_ids_fn ids_fn; /* storage ids, for the fallback */
+	void *ids_cookie;
 	atomic_size_t preferred; /* index of the URL that last answered */
 
 	pthread_mutex_t lock;
@@ -59,7 +86,7 @@ struct engine {
 	struct raw_entry raw[ENGINE_RAW_SLOTS]; /* protected by lock */
 
 	_Atomic uint64_t st_requests, st_failures, st_failovers,
-		st_list_fetches, st_cache_hits;
+		st_list_fetches, st_cache_hits, st_fallbacks;
 };
 
 /* Returned when even a failed snapshot cannot be allocated. Never freed. */
@@ -127,9 +154,14 @@ void engine_snap_put(struct engine_snap *s)
 	if (s->owner) {
 		engine_snap_put(s->owner);
 	} else {
+		bool big = s->n_jobs >= 1024;
+
 		jobs_free(s->jobs, s->n_jobs);
 		json_decref(s->root_running);
 		json_decref(s->root_finished);
+		json_decref(s->root_extra);
+		if (big)
+			malloc_trim(0); /* give a large history back */
 	}
 	free(s);
 }
@@ -210,6 +242,9 @@ int engine_new(const struct stfs_conf *conf, struct engine **out)
 		e->connect_ms = e->timeout_ms;
 	e->ttl_ms = conf->engine_ttl_ms;
 	e->retries = conf->retries;
+	e->max_body = (size_t)(conf->engine_max_mb ? conf->engine_max_mb : 32)
+		      << 20;
+	e->max_jobs = conf->engine_max_jobs ? conf->engine_max_jobs : 1000000;
 	atomic_init(&e->preferred, 0);
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_condattr_init(&ca);
@@ -250,8 +285,15 @@ void engine_free(struct engine *e)
 	free(e);
 }
 
+void engine_set_storage_ids(struct engine *e, engine_ids_fn fn, void *cookie)
+{
+	e->ids_fn = fn;
+	e->ids_cookie = cookie;
+}
+
 void engine_get_stats(struct engine *e, struct engine_stats *out)
 {
+	out->fallbacks = atomic_load(&e->st_fallbacks);
 	out->requests = atomic_load(&e->st_requests);
 	out->failures = atomic_load(&e->st_failures);
 	out->failovers = atomic_load(&e->st_failovers);
@@ -263,13 +305,14 @@ void engine_get_stats(struct engine *e, struct engine_stats *out)
 
 /*
  * GET base+path before `deadline`.  0 on a 2xx answer (body in resp);
- * otherwise -errno (-EAGAIN for an error status, -EPROTO for an answer over
- * the cap) with `why` saying what happened, URL redacted.
+ * otherwise -errno (-EAGAIN for an error status, -EFBIG for an answer over
+ * engine_max_mb) with `why` saying what happened, URL redacted.
  */
 static int eng_get(struct engine *e, const char *base, const char *path,
-		   int64_t deadline, size_t max_body, struct http_resp *resp,
-		   char *why, size_t whysz)
+		   int64_t deadline, struct http_resp *resp, char *why,
+		   size_t whysz)
 {
+	char red[256];
 	char url[ENGINE_URL_MAX];
 	int64_t left = deadline - eng_mono_ms();
 	struct http_req req;
@@ -291,14 +334,21 @@ static int eng_get(struct engine *e, const char *base, const char *path,
 		.connect_timeout_ms =
 			e->connect_ms < left ? e->connect_ms : (unsigned)left,
 		.retries = e->retries,
-		.max_body = max_body,
+		.max_body = e->max_body,
 		.userpwd = e->userpwd,
 	};
 	atomic_fetch_add(&e->st_requests, 1);
 	rc = http_perform(&req, resp);
+	if (rc == -EFBIG) {
+		buf_fmt(why, whysz,
+			"GET %s%s: answer larger than engine_max_mb (%zu MiB)",
+			http_redact_url(base, red, sizeof(red)), path,
+			e->max_body >> 20);
+		return rc;
+	}
 	if (rc) {
 		buf_fmt(why, whysz, "%s", resp->error);
-		return rc == -EFBIG ? -EPROTO : rc;
+		return rc;
 	}
 	if (resp->status < 200 || resp->status >= 300) {
 		buf_fmt(why, whysz, "%s", resp->error);
@@ -320,8 +370,7 @@ static int fetch_list(struct engine *e, const char *base, const char *path,
 	int rc;
 
 	http_resp_init(&resp);
-	rc = eng_get(e, base, path, deadline, ENGINE_LIST_MAX, &resp, why,
-		     whysz);
+	rc = eng_get(e, base, path, deadline, &resp, why, whysz);
 	if (rc)
 		goto out;
 	rc = engine_parse_job_list(resp.body.data, resp.body.len, running, root,
@@ -331,6 +380,8 @@ static int fetch_list(struct engine *e, const char *base, const char *path,
 			http_redact_url(base, red, sizeof(red)), path, msg);
 		goto out;
 	}
+	if (*n > e->max_jobs)
+		goto too_many;
 	if (total < 0)
 		goto out; /* plain array: that is all */
 	rows = *n - before;
@@ -343,8 +394,7 @@ static int fetch_list(struct engine *e, const char *base, const char *path,
 
 		buf_fmt(qpath, sizeof(qpath), "%s?page=%ld&rows=%zu", path,
 			page, rows);
-		rc = eng_get(e, base, qpath, deadline, ENGINE_LIST_MAX, &resp,
-			     why, whysz);
+		rc = eng_get(e, base, qpath, deadline, &resp, why, whysz);
 		if (rc == -EAGAIN && resp.status >= 400 && resp.status < 500) {
 			rc = 0; /* past the end (the list shrank) */
 			break;
@@ -360,11 +410,23 @@ static int fetch_list(struct engine *e, const char *base, const char *path,
 				msg);
 			goto out;
 		}
+		if (*n > e->max_jobs)
+			goto too_many;
 		if (*n == got || t2 < 0)
 			break;
 	}
-out:
+	goto out;
+too_many:
+	buf_fmt(why, whysz, "GET %s%s: more than engine_max_jobs (%zu) jobs",
+		http_redact_url(base, red, sizeof(red)), path, e->max_jobs);
+	rc = -EFBIG;
+out : {
+	bool big = resp.body.cap >= ENGINE_TRIM_BYTES;
+
 	http_resp_release(&resp);
+	if (big)
+		malloc_trim(0);
+}
 	return rc;
 }
 
@@ -415,10 +477,49 @@ static void append_msg(char *dst, size_t dstsz, const char *s)
  */
 static int pick_err(int prev, int rc)
 {
-	bool prev_answered = prev == -EPROTO || prev == -EAGAIN;
-	bool rc_answered = rc == -EPROTO || rc == -EAGAIN;
+	bool prev_answered =
+		prev == -EPROTO || prev == -EAGAIN || prev == -EFBIG;
+	bool rc_answered = rc == -EPROTO || rc == -EAGAIN || rc == -EFBIG;
 
 	return prev_answered && !rc_answered ? prev : rc;
+}
+
+/*
+ * GET /job-info/<id> from `base`.  0 with *out filled and *root the
+ * document; -ENOENT (the engine does not know the job); else -errno with
+ * `why` set.  An answer about another job id is -EPROTO.
+ */
+static int job_info_at(struct engine *e, const char *base, const char *id,
+		       int64_t deadline, struct engine_job *out, json_t **root,
+		       char *why, size_t whysz)
+{
+	char path[64], msg[160], red[256];
+	struct http_resp resp;
+	int rc;
+
+	*root = NULL;
+	memset(out, 0, sizeof(*out));
+	buf_fmt(path, sizeof(path), "/job-info/%s", id);
+	http_resp_init(&resp);
+	rc = eng_get(e, base, path, deadline, &resp, why, whysz);
+	if (rc)
+		goto out;
+	rc = engine_parse_job_object(resp.body.data, resp.body.len, root, out,
+				     msg, sizeof(msg));
+	if (rc == 0 && jobid_cmp(out->id, id) != 0) {
+		buf_fmt(msg, sizeof(msg), "the answer is about job %s",
+			out->id);
+		engine_job_clear(out);
+		json_decref(*root);
+		*root = NULL;
+		rc = -EPROTO;
+	}
+	if (rc && rc != -ENOENT)
+		buf_fmt(why, whysz, "GET %s%s: %s",
+			http_redact_url(base, red, sizeof(red)), path, msg);
+out:
+	http_resp_release(&resp);
+	return rc;
 }
 
 /* Per-URL budget: an equal share of what is left, at least a connect. */
@@ -431,6 +532,182 @@ static int64_t url_deadline(struct engine *e, int64_t deadline,
 	if (budget < (int64_t)e->connect_ms)
 		budget = e->connect_ms;
 	return now + budget;
+}
+
+/* transport failures say nothing about the lists: no fallback on them */
+static bool answered(int rc)
+{
+	return rc == -EAGAIN || rc == -EPROTO;
+}
+
+/* A job the engine could not tell about: id only, JS_UNKNOWN. */
+static int unknown_job(const char *id, struct engine_job *j)
+{
+	size_t n = strlen(id) + 14;
+
+	memset(j, 0, sizeof(*j));
+	j->state = JS_UNKNOWN;
+	j->id = strdup(id);
+	j->json = malloc(n + 1);
+	j->metrics_json = strdup("{}\n");
+	if (!j->id || !j->json || !j->metrics_json) {
+		engine_job_clear(j);
+		return -ENOMEM;
+	}
+	j->json_len =
+		(size_t)snprintf(j->json, n + 1, "{\"jobId\":\"%s\"}\n", id);
+	j->metrics_json_len = 3;
+	return 0;
+}
+
+static int jobs_push(struct engine_job **jobs, size_t *n, size_t *cap,
+		     const struct engine_job *j)
+{
+	if (*n == *cap) {
+		size_t nc = *cap > *n ? *cap : *n;
+		struct engine_job *p;
+
+		nc = nc ? nc * 2 : 16;
+		p = realloc(*jobs, nc * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		*jobs = p;
+		*cap = nc;
+	}
+	(*jobs)[(*n)++] = *j;
+	return 0;
+}
+
+static bool listed(const struct engine_job *jobs, size_t n, const char *id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = jobid_cmp(id, jobs[mid].id);
+
+		if (!c)
+			return true;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return false;
+}
+
+/*
+ * /finished-jobs/ answered an error: ask each end state's list, then
+ * /job-info for the storage jobs still unaccounted for (see the top of
+ * the file).  0 (*partial tells whether a state list failed) or -errno
+ * when this URL answered nothing usable at all.
+ */
+static int fetch_fallback(struct engine *e, const char *base, int64_t deadline,
+			  json_t **rf, json_t **rx, struct engine_job **jobs,
+			  size_t *n, bool *partial, char *why, size_t whysz)
+{
+	static const char *const states[] = {
+		"FINISHED",	  "CANCELED",	"FAILED",
+		"SAVEPOINT_DONE", "UNKNOWABLE",
+	};
+	char path[64], w[200], failed[96] = "";
+	char **ids = NULL;
+	size_t n_ids = 0, cap = *n, asked = 0, unknown = 0;
+	unsigned n_failed = 0;
+	int rc = 0, last = 0;
+
+	atomic_fetch_add(&e->st_fallbacks, 1);
+	*partial = false;
+	for (size_t i = 0; i < sizeof(states) / sizeof(*states); i++) {
+		buf_fmt(path, sizeof(path), "/finished-jobs/%s", states[i]);
+		w[0] = '\0';
+		rc = fetch_list(e, base, path, false, deadline, rf, jobs, n, w,
+				sizeof(w));
+		if (rc == -ENOMEM || rc == -EFBIG) {
+			buf_fmt(why, whysz, "%s", w);
+			return rc;
+		}
+		if (rc) {
+			n_failed++;
+			last = pick_err(last, rc);
+			append_msg(failed, sizeof(failed), states[i]);
+			log_debug("engine: %s", w);
+		}
+	}
+	rc = 0;
+	cap = *n;
+	if (n_failed == sizeof(states) / sizeof(*states) && !answered(last)) {
+		buf_fmt(why, whysz, "%s", w);
+		return last; /* the URL went away meanwhile */
+	}
+	if (n_failed == 0) {
+		log_warn("engine: %s/finished-jobs/ failed as a whole; the "
+			 "per-state lists answered",
+			 base);
+		return 0;
+	}
+	*partial = true;
+	merge_jobs(*jobs, n);
+	if (e->ids_fn && e->ids_fn(e->ids_cookie, &ids, &n_ids) != 0) {
+		ids = NULL;
+		n_ids = 0;
+	}
+	{
+		size_t base_n = *n;
+
+		for (size_t i = 0; i < n_ids; i++) {
+			struct engine_job j;
+			json_t *root = NULL;
+			int r = -ETIMEDOUT;
+
+			if (!ids[i] || !id_digits(ids[i]) ||
+			    listed(*jobs, base_n, ids[i]))
+				continue;
+			if (asked < ENGINE_FALLBACK_INFO &&
+			    eng_mono_ms() < deadline) {
+				asked++;
+				r = job_info_at(e, base, ids[i], deadline, &j,
+						&root, w, sizeof(w));
+			}
+			if (r == -ENOENT)
+				continue;
+			if (r == 0) {
+				/* *rx keeps the document, j borrows into it */
+				if (!*rx)
+					*rx = json_array();
+				if (!*rx || json_array_append_new(*rx, root)) {
+					if (!*rx)
+						json_decref(root);
+					engine_job_clear(&j);
+					rc = -ENOMEM;
+					break;
+				}
+			} else {
+				log_debug("engine: job %s: %s", ids[i],
+					  r == -ETIMEDOUT ? "not asked" : w);
+				if (unknown_job(ids[i], &j)) {
+					rc = -ENOMEM;
+					break;
+				}
+				unknown++;
+			}
+			if (jobs_push(jobs, n, &cap, &j)) {
+				engine_job_clear(&j);
+				rc = -ENOMEM;
+				break;
+			}
+		}
+	}
+	for (size_t i = 0; i < n_ids; i++)
+		free(ids[i]);
+	free(ids);
+	if (rc)
+		return rc;
+	log_warn("engine: %s/finished-jobs/ failed as a whole and so did the "
+		 "lists of %s; asked /job-info for %zu storage jobs, %zu stay "
+		 "UNKNOWN",
+		 base, failed, asked, unknown);
+	return 0;
 }
 
 /* One fetch of both lists, failing over across the base URLs. */
@@ -455,8 +732,9 @@ static struct engine_snap *do_fetch(struct engine *e)
 		const char *base = e->urls[idx];
 		int64_t ud;
 		struct engine_job *jobs = NULL;
-		size_t n = 0;
-		json_t *rr = NULL, *rf = NULL;
+		size_t n = 0, n_run;
+		json_t *rr = NULL, *rf = NULL, *rx = NULL;
+		bool partial = false, fallback = false;
 
 		if (k > 0 && eng_mono_ms() >= deadline)
 			break;
@@ -466,13 +744,29 @@ static struct engine_snap *do_fetch(struct engine *e)
 		why[0] = '\0';
 		rc = fetch_list(e, base, "/running-jobs", true, ud, &rr, &jobs,
 				&n, why, sizeof(why));
-		if (!rc)
+		n_run = n;
+		if (!rc) {
 			rc = fetch_list(e, base, "/finished-jobs/", false, ud,
 					&rf, &jobs, &n, why, sizeof(why));
+			fallback = answered(rc);
+		}
+		if (fallback) {
+			/* one bad history entry must not hide every job */
+			log_debug("engine: %s", why);
+			for (size_t i = n_run; i < n; i++)
+				engine_job_clear(&jobs[i]);
+			n = n_run;
+			json_decref(rf);
+			rf = NULL;
+			why[0] = '\0';
+			rc = fetch_fallback(e, base, ud, &rf, &rx, &jobs, &n,
+					    &partial, why, sizeof(why));
+		}
 		if (rc) {
 			jobs_free(jobs, n);
 			json_decref(rr);
 			json_decref(rf);
+			json_decref(rx);
 			append_msg(s->errmsg, sizeof(s->errmsg), why);
 			log_debug("engine: %s", why);
 			err = pick_err(err, rc);
@@ -485,6 +779,8 @@ static struct engine_snap *do_fetch(struct engine *e)
 		s->n_jobs = n;
 		s->root_running = rr;
 		s->root_finished = rf;
+		s->root_extra = rx;
+		s->partial = partial;
 		s->data_ms = eng_wall_ms();
 		s->err = 0;
 		s->errmsg[0] = '\0';
@@ -513,6 +809,7 @@ static void carry_over(struct engine_snap *s, struct engine_snap *prev)
 	s->owner = snap_get(owner);
 	s->jobs = owner->jobs;
 	s->n_jobs = owner->n_jobs;
+	s->partial = owner->partial;
 	s->data_ms = owner->data_ms;
 	buf_fmt(s->source, sizeof(s->source), "%s", owner->source);
 }
@@ -667,18 +964,15 @@ int engine_job_info(struct engine *e, const char *id, struct engine_job *out)
 {
 	int64_t deadline = eng_mono_ms() + e->timeout_ms;
 	size_t first = atomic_load(&e->preferred);
-	char path[64], why[200], msg[160], red[256];
-	struct http_resp resp;
+	char why[200];
 	int rc = -EIO, err = -EIO;
 	bool done = false;
 
 	memset(out, 0, sizeof(*out));
 	if (!id_digits(id))
 		return -EINVAL;
-	buf_fmt(path, sizeof(path), "/job-info/%s", id);
 	if (first >= e->n_urls)
 		first = 0;
-	http_resp_init(&resp);
 	for (size_t k = 0; k < e->n_urls; k++) {
 		size_t idx = (first + k) % e->n_urls;
 		json_t *root = NULL;
@@ -687,22 +981,18 @@ int engine_job_info(struct engine *e, const char *id, struct engine_job *out)
 			break;
 		if (k > 0)
 			atomic_fetch_add(&e->st_failovers, 1);
-		rc = eng_get(e, e->urls[idx], path,
-			     url_deadline(e, deadline, e->n_urls - k),
-			     ENGINE_DOC_MAX, &resp, why, sizeof(why));
-		if (rc) {
-			log_debug("engine: %s", why);
+		why[0] = '\0';
+		rc = job_info_at(e, e->urls[idx], id,
+				 url_deadline(e, deadline, e->n_urls - k), out,
+				 &root, why, sizeof(why));
+		if (rc && rc != -ENOENT) {
+			if (rc == -EPROTO || rc == -EFBIG)
+				log_warn("engine: %s", why);
+			else
+				log_debug("engine: %s", why);
 			err = pick_err(err, rc);
-			continue;
-		}
-		rc = engine_parse_job_object(resp.body.data, resp.body.len,
-					     &root, out, msg, sizeof(msg));
-		if (rc == -EPROTO) {
-			log_warn(
-				"engine: GET %s%s: %s",
-				http_redact_url(e->urls[idx], red, sizeof(red)),
-				path, msg);
-			err = pick_err(err, rc);
+			if (rc == -ENOMEM)
+				break;
 			continue;
 		}
 		atomic_store(&e->preferred, idx);
@@ -714,7 +1004,6 @@ int engine_job_info(struct engine *e, const char *id, struct engine_job *out)
 	}
 	if (!done)
 		rc = err;
-	http_resp_release(&resp);
 	if (rc && rc != -ENOENT)
 		atomic_fetch_add(&e->st_failures, 1);
 	return rc;
@@ -722,33 +1011,40 @@ int engine_job_info(struct engine *e, const char *id, struct engine_job *out)
 
 /* ---- raw documents */
 
-int engine_get_raw(struct engine *e, const char *path, struct buf *out)
+/* The slot of `path`, or a free / least recently fetched idle one to
+ * reuse (lock held).  NULL when every slot is busy fetching. */
+static struct raw_entry *raw_slot(struct engine *e, const char *path,
+				  bool *found)
 {
-	int64_t now = eng_mono_ms(), deadline = now + e->timeout_ms;
-	size_t first = atomic_load(&e->preferred);
-	struct http_resp resp;
-	char why[200];
-	int rc = -EIO, err = -EIO;
+	struct raw_entry *slot = NULL;
 
-	if (!path || path[0] != '/' || strlen(path) > 1024)
-		return -EINVAL;
-	pthread_mutex_lock(&e->lock);
+	*found = false;
 	for (size_t i = 0; i < ENGINE_RAW_SLOTS; i++) {
 		struct raw_entry *r = &e->raw[i];
 
-		if (r->path && !strcmp(r->path, path) &&
-		    now - r->mono_ms <= (int64_t)e->ttl_ms) {
-			rc = buf_append(out, r->data, r->len);
-			pthread_mutex_unlock(&e->lock);
-			atomic_fetch_add(&e->st_cache_hits, 1);
-			return rc;
+		if (r->path && !strcmp(r->path, path)) {
+			*found = true;
+			return r;
 		}
+		if (r->fetching)
+			continue;
+		if (!slot ||
+		    (slot->path && (!r->path || r->mono_ms < slot->mono_ms)))
+			slot = r;
 	}
-	pthread_mutex_unlock(&e->lock);
+	return slot;
+}
+
+/* GET `path` from the first engine URL that answers 2xx into resp. */
+static int raw_fetch(struct engine *e, const char *path, struct http_resp *resp)
+{
+	int64_t deadline = eng_mono_ms() + e->timeout_ms;
+	size_t first = atomic_load(&e->preferred);
+	char why[200];
+	int rc = -EIO, err = -EIO;
 
 	if (first >= e->n_urls)
 		first = 0;
-	http_resp_init(&resp);
 	for (size_t k = 0; k < e->n_urls; k++) {
 		size_t idx = (first + k) % e->n_urls;
 
@@ -757,59 +1053,129 @@ int engine_get_raw(struct engine *e, const char *path, struct buf *out)
 		if (k > 0)
 			atomic_fetch_add(&e->st_failovers, 1);
 		rc = eng_get(e, e->urls[idx], path,
-			     url_deadline(e, deadline, e->n_urls - k),
-			     ENGINE_DOC_MAX, &resp, why, sizeof(why));
+			     url_deadline(e, deadline, e->n_urls - k), resp,
+			     why, sizeof(why));
 		if (!rc) {
 			atomic_store(&e->preferred, idx);
-			break;
+			return 0;
 		}
-		log_debug("engine: %s", why);
+		if (rc == -EFBIG)
+			log_warn("engine: %s", why);
+		else
+			log_debug("engine: %s", why);
 		err = pick_err(err, rc);
 	}
-	if (rc) {
-		rc = err;
-		atomic_fetch_add(&e->st_failures, 1);
-		goto out;
-	}
-	rc = buf_append(out, resp.body.data ? resp.body.data : "",
-			resp.body.len);
-	if (rc)
-		goto out;
+	atomic_fetch_add(&e->st_failures, 1);
+	return err;
+}
+
+int engine_get_raw(struct engine *e, const char *path, struct buf *out)
+{
+	int64_t now = eng_mono_ms();
+	int64_t wait_deadline = now + e->timeout_ms + e->connect_ms + 100;
+	struct http_resp resp;
+	struct raw_entry *r;
+	uint64_t gen0;
+	bool found;
+	int rc;
+
+	if (!path || path[0] != '/' || strlen(path) > 1024)
+		return -EINVAL;
 	pthread_mutex_lock(&e->lock);
-	{
-		struct raw_entry *slot = NULL;
-		char *p, *d;
+	r = raw_slot(e, path, &found);
+	if (found && r->data && now - r->mono_ms <= (int64_t)e->ttl_ms)
+		goto copy; /* fresh */
+	/*
+	 * A fetch that just failed is not repeated for engine_ttl (at least
+	 * 1 s): the kernel serialises lookups of one name, so 60 readers of a
+	 * hung engine's document would otherwise wait one deadline each.
+	 */
+	if (found && !r->fetching && r->err &&
+	    now - r->err_mono_ms <
+		    (int64_t)(e->ttl_ms > 1000 ? e->ttl_ms : 1000)) {
+		rc = r->err;
+		pthread_mutex_unlock(&e->lock);
+		return rc;
+	}
+	if (found && r->fetching) {
+		/* single flight: the stale copy, or wait for that fetch */
+		if (r->data)
+			goto copy;
+		gen0 = r->done_gen;
+		while (r->fetching && r->done_gen == gen0) {
+			struct timespec ts = {
+				.tv_sec = wait_deadline / 1000,
+				.tv_nsec = (wait_deadline % 1000) * 1000000L,
+			};
 
-		for (size_t i = 0; i < ENGINE_RAW_SLOTS; i++) {
-			struct raw_entry *r = &e->raw[i];
-
-			if (r->path && !strcmp(r->path, path)) {
-				slot = r;
+			if (eng_mono_ms() >= wait_deadline)
 				break;
-			}
-			if (!slot || (slot->path &&
-				      (!r->path || r->mono_ms < slot->mono_ms)))
-				slot = r;
+			pthread_cond_timedwait(&e->cond, &e->lock, &ts);
 		}
-		p = strdup(path);
-		d = malloc(resp.body.len + 1);
-		if (p && d) {
+		if (r->done_gen != gen0 && r->data && !r->err)
+			goto copy;
+		rc = r->done_gen != gen0 ? r->err : -ETIMEDOUT;
+		pthread_mutex_unlock(&e->lock);
+		return rc ? rc : -EIO;
+	}
+	if (!r) {
+		/* every slot busy (more distinct paths than slots in flight):
+		 * fetch uncached */
+		pthread_mutex_unlock(&e->lock);
+		http_resp_init(&resp);
+		rc = raw_fetch(e, path, &resp);
+		if (!rc)
+			rc = buf_append(out,
+					resp.body.data ? resp.body.data : "",
+					resp.body.len);
+		http_resp_release(&resp);
+		return rc;
+	}
+	if (!found) {
+		char *p = strdup(path);
+
+		if (!p) {
+			pthread_mutex_unlock(&e->lock);
+			return -ENOMEM;
+		}
+		free(r->path);
+		free(r->data);
+		*r = (struct raw_entry){.path = p, .done_gen = r->done_gen};
+	}
+	r->fetching = true;
+	pthread_mutex_unlock(&e->lock);
+
+	http_resp_init(&resp);
+	rc = raw_fetch(e, path, &resp);
+	if (!rc)
+		rc = buf_append(out, resp.body.data ? resp.body.data : "",
+				resp.body.len);
+
+	pthread_mutex_lock(&e->lock);
+	if (!rc) {
+		char *d = malloc(resp.body.len + 1);
+
+		if (d) {
 			memcpy(d, resp.body.data ? resp.body.data : "",
 			       resp.body.len);
 			d[resp.body.len] = '\0';
-			free(slot->path);
-			free(slot->data);
-			slot->path = p;
-			slot->data = d;
-			slot->len = resp.body.len;
-			slot->mono_ms = now;
-		} else {
-			free(p);
-			free(d);
+			free(r->data);
+			r->data = d;
+			r->len = resp.body.len;
+			r->mono_ms = now;
 		}
 	}
+	r->err = rc;
+	r->err_mono_ms = rc ? eng_mono_ms() : 0;
+	r->fetching = false;
+	r->done_gen++;
+	pthread_cond_broadcast(&e->cond);
 	pthread_mutex_unlock(&e->lock);
-out:
 	http_resp_release(&resp);
+	return rc;
+copy:
+	rc = buf_append(out, r->data, r->len);
+	pthread_mutex_unlock(&e->lock);
+	atomic_fetch_add(&e->st_cache_hits, 1);
 	return rc;
 }

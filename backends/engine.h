@@ -91,6 +91,14 @@ struct engine_snap {
 	struct engine_job *jobs; /* sorted by id (numeric order) */
 	size_t n_jobs;
 	json_t *root_running, *root_finished; /* owners of the jobs' json_t */
+	json_t *root_extra; /* owner of job-info documents (fallback) */
+	/*
+	 * true when /finished-jobs failed as a whole and some per-state list
+	 * failed too: the history is incomplete.  Jobs the caller has in
+	 * storage were then asked one by one (/job-info); those whose answers
+	 * failed are in `jobs` with state JS_UNKNOWN.
+	 */
+	bool partial;
 	/* private: when non-NULL, `jobs` and the roots belong to this older
 	 * snapshot (a failed fetch re-serving the last-known jobs); a ref is
 	 * held on it and dropped with this one. */
@@ -102,6 +110,18 @@ struct engine;
 /** Create a client for conf->engines. 0 or -ENOMEM/-EINVAL. */
 int engine_new(const struct stfs_conf *conf, struct engine **out);
 void engine_free(struct engine *e);
+
+/**
+ * The ids of the jobs the caller has in storage, asked for during a
+ * refresh whose /finished-jobs list failed (SEATUNNEL.md §9: one bad
+ * history entry makes the whole list a 500).  Fill *ids with a malloc'd
+ * array of malloc'd decimal ids (the engine frees them); 0 or -errno.
+ * Called from the refreshing thread, without any engine lock held; it must
+ * not call into the engine.
+ */
+typedef int (*engine_ids_fn)(void *cookie, char ***ids, size_t *n);
+/** Install the storage-ids callback (before the first engine_jobs()). */
+void engine_set_storage_ids(struct engine *e, engine_ids_fn fn, void *cookie);
 
 /**
  * The engine's jobs, at most `max_age_ms` old (0: conf->engine_ttl_ms).
@@ -118,7 +138,8 @@ const struct engine_job *engine_snap_find(const struct engine_snap *s,
 /**
  * Ask /job-info/<id> now (no cache).  0 and *out filled (free with
  * engine_job_release); -ENOENT when the engine answered {"jobId":..} only;
- * -EAGAIN/-ETIMEDOUT/-EIO/-EPROTO (unparseable) when it could not tell.
+ * -EAGAIN/-ETIMEDOUT/-EIO/-EPROTO (unparseable, or an answer about another
+ * job id) / -EFBIG (over engine_max_mb) when it could not tell.
  */
 int engine_job_info(struct engine *e, const char *id, struct engine_job *out);
 void engine_job_release(struct engine_job *j);
@@ -126,12 +147,16 @@ void engine_job_release(struct engine_job *j);
 /**
  * GET a raw document (e.g. "/overview", "/system-monitoring-information",
  * "/metrics") from the first engine that answers 2xx, cached for
- * engine_ttl_ms.  0 and `out` filled; -errno otherwise.
+ * engine_ttl_ms.  One fetch per document is in flight at a time: other
+ * callers get the stale copy when there is one, else wait for that fetch
+ * (at most about conf->timeout_ms) and share its result.  0 and `out`
+ * filled; -errno otherwise.
  */
 int engine_get_raw(struct engine *e, const char *path, struct buf *out);
 
 struct engine_stats {
 	uint64_t requests, failures, failovers, list_fetches, cache_hits;
+	uint64_t fallbacks; /* refreshes that used the per-state lists */
 };
 void engine_get_stats(struct engine *e, struct engine_stats *out);
 

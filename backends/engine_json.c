@@ -328,16 +328,159 @@ static bool error_body(json_t *root, char *msg, size_t msgsz)
 	return true;
 }
 
+/* Length of the valid UTF-8 sequence at p (RFC 3629), 0 when invalid. */
+static size_t utf8_seq(const unsigned char *p, size_t left)
+{
+	unsigned char c = p[0], lo = 0x80, hi = 0xBF;
+	size_t n;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF)
+		n = 2;
+	else if (c >= 0xE0 && c <= 0xEF)
+		n = 3;
+	else if (c >= 0xF0 && c <= 0xF4)
+		n = 4;
+	else
+		return 0;
+	if (n > left)
+		return 0;
+	if (c == 0xE0)
+		lo = 0xA0;
+	else if (c == 0xED)
+		hi = 0x9F; /* no UTF-16 surrogates */
+	else if (c == 0xF0)
+		lo = 0x90;
+	else if (c == 0xF4)
+		hi = 0x8F;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xBF)
+			return 0;
+	return n;
+}
+
+static int hex4(const unsigned char *p, size_t left)
+{
+	int v = 0;
+
+	if (left < 4)
+		return -1;
+	for (int i = 0; i < 4; i++) {
+		int d = isdigit(p[i]) ? p[i] - '0'
+			: (p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'f'
+				? (p[i] | 0x20) - 'a' + 10
+				: -1;
+
+		if (d < 0)
+			return -1;
+		v = v * 16 + d;
+	}
+	return v;
+}
+
+/*
+ * jansson refuses a whole document for one invalid UTF-8 byte or one
+ * unpaired \uD800-\uDFFF escape: a single job name would hide every job.
+ * Repair instead (README "Where the state comes from"): each invalid byte
+ * becomes U+FFFD, each unpaired surrogate escape \uFFFD.  *out is NULL
+ * when the text needs no repair, else a malloc'd copy.  0 or -ENOMEM.
+ */
+static int utf8_repair(const char *txt, size_t len, char **out, size_t *outlen,
+		       size_t *n_bad)
+{
+	const unsigned char *p = (const unsigned char *)txt;
+	unsigned char *d = NULL;
+	size_t w = 0;
+
+	*out = NULL;
+	*n_bad = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < len;) {
+			size_t k = utf8_seq(p + i, len - i);
+
+			if (k == 0) {
+				if (d)
+					memcpy(d + w, "\xEF\xBF\xBD", 3);
+				w += 3;
+				(*n_bad) += pass == 0;
+				i++;
+				continue;
+			}
+			if (p[i] == '\\' && i + 1 < len && p[i + 1] == 'u') {
+				int u = hex4(p + i + 2, len - i - 2), u2 = -1;
+				bool lone = false;
+
+				if (u >= 0xD800 && u <= 0xDBFF) {
+					if (i + 7 < len && p[i + 6] == '\\' &&
+					    p[i + 7] == 'u')
+						u2 = hex4(p + i + 8,
+							  len - i - 8);
+					if (u2 >= 0xDC00 && u2 <= 0xDFFF)
+						k = 12; /* a valid pair */
+					else
+						lone = true;
+				} else if (u >= 0xDC00 && u <= 0xDFFF) {
+					lone = true;
+				}
+				if (u >= 0 && k == 1)
+					k = 6;
+				if (lone) {
+					if (d)
+						memcpy(d + w, "\\uFFFD", 6);
+					w += 6;
+					(*n_bad) += pass == 0;
+					i += 6;
+					continue;
+				}
+			} else if (p[i] == '\\' && i + 1 < len &&
+				   p[i + 1] < 0x80) {
+				k = 2; /* \" \\ ...: never the start of \u */
+			}
+			if (d)
+				memcpy(d + w, p + i, k);
+			w += k;
+			i += k;
+		}
+		if (pass == 0) {
+			if (*n_bad == 0)
+				return 0;
+			d = malloc(w + 1);
+			if (!d)
+				return -ENOMEM;
+			w = 0;
+		}
+	}
+	d[w] = '\0';
+	*out = (char *)d;
+	*outlen = w;
+	return 0;
+}
+
 static json_t *load(const char *txt, size_t len, char *msg, size_t msgsz)
 {
 	json_error_t jerr;
 	json_t *root;
+	char *fixed = NULL;
+	size_t flen = 0, n_bad = 0;
 
 	if (!txt) {
 		buf_fmt(msg, msgsz, "empty answer");
 		return NULL;
 	}
-	root = json_loadb(txt, len, 0, &jerr);
+	if (utf8_repair(txt, len, &fixed, &flen, &n_bad)) {
+		buf_fmt(msg, msgsz, "out of memory");
+		return NULL;
+	}
+	if (n_bad)
+		log_warn("engine: %zu invalid UTF-8 sequence(s) in an answer "
+			 "replaced by U+FFFD",
+			 n_bad);
+	root = json_loadb(fixed ? fixed : txt, fixed ? flen : len,
+			  JSON_ALLOW_NUL, &jerr);
+	free(fixed);
 	if (!root)
 		buf_fmt(msg, msgsz, "not JSON: %s (line %d)", jerr.text,
 			jerr.line);

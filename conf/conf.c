@@ -85,6 +85,9 @@ static const struct conf_key conf_keys[] = {
 	K("decision_age", CT_MS, decision_age_ms, false, 0, 10 * MIN),
 	K("orphan_grace", CT_SEC, orphan_grace_s, false, 0, 366 * DAY),
 	K("retries", CT_COUNT, retries, false, 0, 10),
+	K("imap_grace", CT_SEC, imap_grace_s, false, 0, 366 * DAY),
+	K("engine_max_mb", CT_COUNT, engine_max_mb, false, 1, 4096),
+	K("engine_max_jobs", CT_COUNT, engine_max_jobs, false, 1, 100000000),
 	K("engine_user", CT_STR, engine_user, false, 0, 0),
 	K("engine_password", CT_SECRET, engine_password, false, 0, 0),
 	K("access_key", CT_STR, access_key, false, 0, 0),
@@ -706,6 +709,9 @@ int conf_init_defaults(struct stfs_conf *c)
 		.decision_age_ms = 2000,
 		.orphan_grace_s = 600,
 		.retries = 2,
+		.imap_grace_s = 3600,
+		.engine_max_mb = 32,
+		.engine_max_jobs = 1000000,
 	};
 	c->checkpoint = strdup("file:///tmp/seatunnel/checkpoint_snapshot/");
 	c->imap = strdup("file:///tmp/seatunnel/imap/");

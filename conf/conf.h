@@ -51,6 +51,10 @@ struct stfs_conf {
 	unsigned decision_age_ms; /* max age of the state used for rm (2000) */
 	unsigned orphan_grace_s;  /* orphan_grace, seconds (600) */
 	unsigned retries;	  /* extra tries for idempotent requests (2) */
+	unsigned imap_grace_s;	  /* IMap regions written this recently are
+				     live (3600) */
+	unsigned engine_max_mb;	  /* bytes of one engine answer, MiB (32) */
+	unsigned engine_max_jobs; /* jobs of one engine snapshot (1000000) */
 
 	/* engine HTTP auth (basic), optional; password is a secret */
 	char *engine_user;

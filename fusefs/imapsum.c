@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "protostuff.h"
 #include "textesc.h"
@@ -14,11 +15,13 @@ struct region {
 	uint8_t *data;
 	size_t len;
 	size_t files;
+	int64_t mtime_ns; /* newest mtime of its WAL files */
 };
 
 struct wal_file {
 	char *name; /* below the map directory */
 	uint64_t size;
+	int64_t mtime_ns;
 };
 
 struct walk {
@@ -87,6 +90,7 @@ static int walk_fill(void *cookie, const char *name, const struct be_attr *a)
 		w->err = -ENOMEM;
 		return 1;
 	}
+	w->files[w->n_files].mtime_ns = a->mtime_ns;
 	w->files[w->n_files++].size = a->size;
 	w->total += a->size;
 	return 0;
@@ -125,6 +129,8 @@ static int read_regions(struct walk *w, struct backend *be, const char *mapdir)
 		if (got < 0)
 			return (int)got;
 		r->len += (size_t)got;
+		if (r->files == 0 || w->files[i].mtime_ns > r->mtime_ns)
+			r->mtime_ns = w->files[i].mtime_ns;
 		r->files++;
 	}
 	return 0;
@@ -136,9 +142,66 @@ static int cmp_region(const void *a, const void *b)
 		      ((const struct region *)b)->name);
 }
 
-int imapsum_render(struct backend *be, const char *mapdir, struct buf *out)
+/*
+ * Verdicts (README "imap/").  A region the engine may still append to is
+ * never called removable: the engine keeps one region per map and member
+ * start open for appends (created empty on HDFS/local), its name is a
+ * System.nanoTime() value (no order across restarts), and a running
+ * member's region can hold nothing but superseded records.
+ */
+enum verdict {
+	V_LIVE,	   /* holds a record the engine would read back */
+	V_EMPTY,   /* no bytes: a member created it and appends to it */
+	V_NEWEST,  /* newest mtime of the map: the latest start's region */
+	V_RECENT,  /* written within the grace period */
+	V_KEEP,	   /* superseded, but the engine runs (or may): keep */
+	V_STOPPED, /* superseded; removable once every member is stopped */
+};
+
+static const char *const verdict_text[] = {
+	[V_LIVE] = "live",
+	[V_EMPTY] = "live (empty: a member appends here)",
+	[V_NEWEST] = "live (newest region: a member may append)",
+	[V_RECENT] = "live (written within imap_grace)",
+	[V_KEEP] = "superseded (keep: the engine runs, a member may append)",
+	[V_STOPPED] = "superseded (removable once every member is stopped)",
+};
+
+static enum verdict verdict_of(const struct region *r, bool superseded,
+			       int64_t newest_ns, const struct imapsum_opts *o)
 {
+	if (!superseded)
+		return V_LIVE;
+	if (r->len == 0)
+		return V_EMPTY;
+	if (r->mtime_ns >= newest_ns)
+		return V_NEWEST;
+	if (r->mtime_ns > o->now_ns - o->grace_ns)
+		return V_RECENT;
+	if (o->engine != IMAPSUM_ENGINE_DOWN)
+		return V_KEEP;
+	return V_STOPPED;
+}
+
+static int64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int imapsum_render(struct backend *be, const char *mapdir,
+		   const struct imapsum_opts *opts, struct buf *out)
+{
+	struct imapsum_opts o = {
+		.grace_ns = (int64_t)IMAPSUM_GRACE_S * 1000000000,
+		.engine = IMAPSUM_ENGINE_UNKNOWN,
+	};
 	struct walk w = {0};
+	int64_t newest_ns = INT64_MIN;
+	uint64_t n_sup = 0;
+	enum verdict *ver = NULL;
 	struct wal_summary s;
 	const uint8_t **files = NULL;
 	size_t *lens = NULL;
@@ -146,6 +209,10 @@ int imapsum_render(struct backend *be, const char *mapdir, struct buf *out)
 	const char *map = strrchr(mapdir, '/');
 	int rc;
 
+	if (opts)
+		o = *opts;
+	if (!o.now_ns)
+		o.now_ns = wall_ns();
 	rc = be_list(be, mapdir, BE_LIST_RECURSIVE, walk_fill, &w);
 	if (rc == 0)
 		rc = w.err;
@@ -168,7 +235,8 @@ int imapsum_render(struct backend *be, const char *mapdir, struct buf *out)
 	files = calloc(w.n + 1, sizeof(*files));
 	lens = calloc(w.n + 1, sizeof(*lens));
 	sup = calloc(w.n + 1, sizeof(*sup));
-	if (!files || !lens || !sup) {
+	ver = calloc(w.n + 1, sizeof(*ver));
+	if (!files || !lens || !sup || !ver) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -179,6 +247,13 @@ int imapsum_render(struct backend *be, const char *mapdir, struct buf *out)
 	rc = wal_summarize(files, lens, w.n, &s, sup);
 	if (rc)
 		goto out;
+	for (size_t i = 0; i < w.n; i++)
+		if (w.regions[i].mtime_ns > newest_ns)
+			newest_ns = w.regions[i].mtime_ns;
+	for (size_t i = 0; i < w.n; i++) {
+		ver[i] = verdict_of(&w.regions[i], sup[i], newest_ns, &o);
+		n_sup += ver[i] == V_KEEP || ver[i] == V_STOPPED;
+	}
 	buf_printf(out, "%-13s%zu\n", "regions", w.n);
 	buf_printf(out, "%-13s%" PRIu64 "\n", "records", s.records);
 	buf_printf(out, "%-13s%" PRIu64 "\n", "keys", s.keys);
@@ -188,7 +263,7 @@ int imapsum_render(struct backend *be, const char *mapdir, struct buf *out)
 	buf_printf(out, "%-13s%" PRIu64 "\n", "bytes", s.total_bytes);
 	buf_printf(out, "%-13s%" PRIu64 "\n", "live_bytes", s.live_bytes);
 	buf_printf(out, "%-13s%" PRIu64 "\n", "reclaimable", s.reclaim_bytes);
-	buf_printf(out, "%-13s%" PRIu64 "\n", "superseded", s.superseded_files);
+	buf_printf(out, "%-13s%" PRIu64 "\n", "superseded", n_sup);
 	buf_printf(out, "\n%-24s %-6s %-12s %s\n", "region", "files", "bytes",
 		   "verdict");
 	for (size_t i = 0; i < w.n; i++) {
@@ -200,7 +275,7 @@ int imapsum_render(struct backend *be, const char *mapdir, struct buf *out)
 			   out->len - mark < 24 ? (int)(24 - (out->len - mark))
 						: 0,
 			   "", w.regions[i].files, w.regions[i].len,
-			   sup[i] ? "superseded (removable)" : "live");
+			   verdict_text[ver[i]]);
 	}
 out:
 	for (size_t i = 0; i < w.n_files; i++)
@@ -212,5 +287,6 @@ out:
 	free(files);
 	free(lens);
 	free(sup);
+	free(ver);
 	return rc;
 }

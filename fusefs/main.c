@@ -185,6 +185,11 @@ static void usage(const char *prog)
 	       "10m)\n"
 	       "    -o retries=N            extra tries for idempotent "
 	       "requests (2)\n"
+	       "    -o imap_grace=S         IMap regions written this "
+	       "recently are live (3600)\n"
+	       "    -o engine_max_mb=N      largest engine answer, MiB (32)\n"
+	       "    -o engine_max_jobs=N    most jobs in one engine list "
+	       "(1000000)\n"
 	       "    -o engine_user=NAME     basic auth user (password: "
 	       "engine_password in the config file)\n"
 	       "\nSee stfs(1).  FUSE options:\n",
@@ -386,6 +391,7 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "stfs: engine: %s\n", strerror(-rc));
 		goto out_fs;
 	}
+	engine_set_storage_ids(fs.engine, stfs_storage_ids, &fs);
 	http_set_abort_check(fuse_interrupted);
 	/* fs_init turns on libfuse's interrupt handling, which signals a
 	 * worker with SIGUSR1: that must not kill the daemon */

@@ -193,6 +193,41 @@ struct engine_snap *stfs_engine(struct stfs *fs, unsigned max_age_ms)
 	return s;
 }
 
+int stfs_storage_ids(void *cookie, char ***ids, size_t *n)
+{
+	struct stfs *fs = cookie;
+	struct catalog *c = NULL;
+	char **v;
+
+	*ids = NULL;
+	*n = 0;
+	pthread_mutex_lock(&fs->cat_lock);
+	if (fs->cat)
+		c = catalog_get(fs->cat);
+	pthread_mutex_unlock(&fs->cat_lock);
+	if (!c)
+		c = stfs_catalog(fs, 0);
+	v = calloc(c->n_jobs + 1, sizeof(*v));
+	if (!v) {
+		catalog_put(c);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < c->n_jobs; i++) {
+		v[i] = strdup(c->jobs[i].id);
+		if (!v[i]) {
+			while (i > 0)
+				free(v[--i]);
+			free(v);
+			catalog_put(c);
+			return -ENOMEM;
+		}
+	}
+	*ids = v;
+	*n = c->n_jobs;
+	catalog_put(c);
+	return 0;
+}
+
 void stfs_invalidate(struct stfs *fs)
 {
 	pthread_mutex_lock(&fs->cat_lock);

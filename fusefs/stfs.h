@@ -91,6 +91,9 @@ void stfs_release(struct stfs *fs);
 struct catalog *stfs_catalog(struct stfs *fs, unsigned max_age_ms);
 /** The engine's jobs (a ref; engine_snap_put it).  Never NULL. */
 struct engine_snap *stfs_engine(struct stfs *fs, unsigned max_age_ms);
+/** engine_ids_fn over the catalog (`cookie` is the struct stfs): the job
+ * ids in storage, asked by the engine client when /finished-jobs fails. */
+int stfs_storage_ids(void *cookie, char ***ids, size_t *n);
 /** Forget the cached catalog and pseudo-files (after a deletion). */
 void stfs_invalidate(struct stfs *fs);
 

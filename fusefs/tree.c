@@ -832,7 +832,18 @@ int tree_render(struct view *v, const struct node *n, struct buf *out,
 		return render_prom(v, NULL, out);
 	case PF_IMAP_SUMMARY:
 		*mtime_s = ns_to_s(n->imap_attr.mtime_ns);
-		return imapsum_render(v->fs->imap, n->sub, out);
+		{
+			struct imapsum_opts o = {
+				.grace_ns = (int64_t)v->fs->conf.imap_grace_s *
+					    1000000000,
+				.engine = !v->fs->engine
+						  ? IMAPSUM_ENGINE_UNKNOWN
+					  : v->snap->err ? IMAPSUM_ENGINE_DOWN
+							 : IMAPSUM_ENGINE_UP,
+			};
+
+			return imapsum_render(v->fs->imap, n->sub, &o, out);
+		}
 	case PF_NONE:
 		break;
 	}

@@ -41,11 +41,12 @@ enum srv_mode {
 	SRV_HANG,    /* never answer */
 };
 
-#define SRV_ROUTES_MAX 16
+#define SRV_ROUTES_MAX 24
 
 struct route {
 	const char *target; /* path + query, exact */
 	char *body;	    /* owned */
+	int status;	    /* 0: 200 */
 	atomic_int hits;
 };
 
@@ -94,7 +95,9 @@ static void serve(struct loopsrv *ls, int cfd, const char *req)
 	for (size_t i = 0; i < s->n_routes; i++) {
 		if (!strcmp(s->routes[i].target, target)) {
 			atomic_fetch_add(&s->routes[i].hits, 1);
-			reply(cfd, 200, s->routes[i].body);
+			reply(cfd,
+			      s->routes[i].status ? s->routes[i].status : 200,
+			      s->routes[i].body);
 			return;
 		}
 	}
@@ -121,6 +124,13 @@ static void srv_route_str(struct srv *s, const char *target, const char *b)
 
 	assert_non_null(d);
 	srv_route(s, target, d);
+}
+
+/* the 2.3.x NPE answer: 500 {"status":"fail","message":null} */
+static void srv_route_npe(struct srv *s, const char *target)
+{
+	srv_route_str(s, target, "{\"status\":\"fail\",\"message\":null}");
+	s->routes[s->n_routes - 1].status = 500;
 }
 
 static int route_hits(struct srv *s, const char *target)
@@ -619,6 +629,379 @@ static void test_engine_basic_auth_secret_not_leaked(void **state)
 	srv_free(s);
 }
 
+/* ---- issue 8 item 6: /finished-jobs fails as a whole (2.3.x NPE) */
+
+struct ids_cb {
+	const char *const *ids;
+	size_t n;
+	atomic_int calls;
+};
+
+static int ids_fn(void *cookie, char ***ids, size_t *n)
+{
+	struct ids_cb *c = cookie;
+	char **v = calloc(c->n + 1, sizeof(*v));
+
+	atomic_fetch_add(&c->calls, 1);
+	assert_non_null(v);
+	for (size_t i = 0; i < c->n; i++) {
+		v[i] = strdup(c->ids[i]);
+		assert_non_null(v[i]);
+	}
+	*ids = v;
+	*n = c->n;
+	return 0;
+}
+
+#define JOB(id, st)                                                         \
+	"{\"jobId\":\"" id "\",\"jobName\":\"j" id "\",\"jobStatus\":\"" st \
+	"\",\"createTime\":\"2026-11-30 10:00:00\",\"finishTime\":\"2026-"  \
+	"11-30 11:00:00\",\"metrics\":{}}"
+
+/* The 2.3.x whole-list failure, and one body per end state (NULL: that
+ * list fails too). */
+static void route_fallback(struct srv *s, const char *running,
+			   const char *const states[5])
+{
+	static const char *const paths[5] = {
+		"/finished-jobs/FINISHED",   "/finished-jobs/CANCELED",
+		"/finished-jobs/FAILED",     "/finished-jobs/SAVEPOINT_DONE",
+		"/finished-jobs/UNKNOWABLE",
+	};
+
+	srv_route_str(s, "/running-jobs", running);
+	srv_route_npe(s, "/finished-jobs/");
+	for (int i = 0; i < 5; i++) {
+		if (states[i])
+			srv_route_str(s, paths[i], states[i]);
+		else
+			srv_route_npe(s, paths[i]);
+	}
+}
+
+/* An engine on `s` with the storage ids of `cb`, asked once. */
+static struct engine_snap *fallback_snap(struct srv *s, struct ids_cb *cb,
+					 struct tconf *t, struct engine **e)
+{
+	srv_run(s);
+	tconf_init(t, 60000);
+	tconf_add(t, s->ls.port, "");
+	*e = new_engine(t);
+	engine_set_storage_ids(*e, ids_fn, cb);
+	return engine_jobs(*e, 0);
+}
+
+static void test_engine_finished_jobs_fallback(void **state)
+{
+	static const char *const storage[] = {"7",  "10", "11",
+					      "12", "13", "20"};
+	struct ids_cb cb = {.ids = storage, .n = 6};
+	struct srv *s = srv_new();
+	struct tconf t;
+	struct engine *e;
+	struct engine_snap *snap;
+	const struct engine_job *j;
+	struct engine_stats st;
+
+	(void)state;
+	/* one history entry (job 12) lost its DAG: the whole list is a 500,
+	 * and so is the list of its state */
+	route_fallback(s,
+		       "[{\"jobId\":\"7\",\"jobName\":\"r\",\"jobStatus\":"
+		       "\"RUNNING\",\"createTime\":\"2026-11-30 10:00:00\"}]",
+		       (const char *const[5]){
+			       "[" JOB("10", "FINISHED") "]", "[]", NULL,
+			       "[" JOB("13", "SAVEPOINT_DONE") "]", "[]"});
+	srv_route_str(s, "/job-info/11", JOB("11", "FAILED"));
+	srv_route_npe(s, "/job-info/12");
+	srv_route_str(s, "/job-info/20", "{\"jobId\":\"20\"}");
+	snap = fallback_snap(s, &cb, &t, &e);
+	assert_int_equal(snap->err, 0);
+	assert_true(snap->partial);
+	/* 7 running, 10 and 13 from their lists, 11 from job-info, 12 the
+	 * bad one: UNKNOWN; 20 unknown to the engine: absent */
+	assert_int_equal(snap->n_jobs, 5);
+	assert_int_equal(engine_snap_find(snap, "7")->state, JS_RUNNING);
+	assert_int_equal(engine_snap_find(snap, "10")->state, JS_FINISHED);
+	j = engine_snap_find(snap, "11");
+	assert_non_null(j);
+	assert_int_equal(j->state, JS_FAILED);
+	assert_false(j->running);
+	assert_string_equal(j->name, "j11");
+	assert_non_null(j->metrics);
+	j = engine_snap_find(snap, "12");
+	assert_non_null(j);
+	assert_int_equal(j->state, JS_UNKNOWN);
+	assert_string_equal(j->json, "{\"jobId\":\"12\"}\n");
+	assert_int_equal(engine_snap_find(snap, "13")->state,
+			 JS_SAVEPOINT_DONE);
+	assert_null(engine_snap_find(snap, "20"));
+	/* bounded: one list, five states, job-info only for 11, 12, 20 */
+	assert_int_equal(atomic_load(&cb.calls), 1);
+	assert_int_equal(route_hits(s, "/finished-jobs/FAILED"), 1);
+	assert_int_equal(route_hits(s, "/job-info/11"), 1);
+	assert_int_equal(route_hits(s, "/job-info/12"), 1);
+	assert_int_equal(route_hits(s, "/job-info/10"), -1);
+	assert_int_equal(atomic_load(&s->ls.nreq), 1 + 1 + 5 + 3);
+	engine_get_stats(e, &st);
+	assert_int_equal(st.fallbacks, 1);
+	engine_snap_put(snap);
+	engine_free(e);
+	srv_free(s);
+}
+
+/* Every per-state list answers: the history is complete, no job-info. */
+static void test_engine_finished_jobs_fallback_complete(void **state)
+{
+	static const char *const storage[] = {"10"};
+	struct ids_cb cb = {.ids = storage, .n = 1};
+	struct srv *s = srv_new();
+	struct tconf t;
+	struct engine *e;
+	struct engine_snap *snap;
+
+	(void)state;
+	route_fallback(s, "[]",
+		       (const char *const[5]){"[]", "[]",
+					      "[" JOB("10", "FAILED") "]", "[]",
+					      "[]"});
+	snap = fallback_snap(s, &cb, &t, &e);
+	assert_int_equal(snap->err, 0);
+	assert_false(snap->partial);
+	assert_int_equal(snap->n_jobs, 1);
+	assert_int_equal(engine_snap_find(snap, "10")->state, JS_FAILED);
+	assert_int_equal(atomic_load(&cb.calls), 0);
+	assert_int_equal(atomic_load(&s->ls.nreq), 7);
+	engine_snap_put(snap);
+	engine_free(e);
+	srv_free(s);
+}
+
+/* Many storage jobs: at most ENGINE_FALLBACK_INFO (64) job-info asks; the
+ * rest are UNKNOWN, and the refresh stays within the deadline. */
+static void test_engine_finished_jobs_fallback_bounded(void **state)
+{
+	static char idbuf[200][16];
+	static const char *ids[200];
+	struct ids_cb cb = {.ids = ids, .n = 200};
+	struct srv *s = srv_new();
+	struct tconf t;
+	struct engine *e;
+	struct engine_snap *snap;
+	int64_t t0;
+	size_t unknown = 0;
+
+	(void)state;
+	for (int i = 0; i < 200; i++) {
+		snprintf(idbuf[i], sizeof(idbuf[i]), "%d", 1000 + i);
+		ids[i] = idbuf[i];
+	}
+	srv_route_str(s, "/running-jobs", "[]");
+	srv_route_npe(s, "/finished-jobs/");
+	/* every other path: 404, so every state list fails */
+	t0 = tu_mono_ms();
+	snap = fallback_snap(s, &cb, &t, &e);
+	assert_true(tu_mono_ms() - t0 < 3000 + 1000 + 500);
+	assert_int_equal(snap->err, 0);
+	assert_true(snap->partial);
+	assert_int_equal(snap->n_jobs, 200);
+	for (size_t i = 0; i < snap->n_jobs; i++)
+		unknown += snap->jobs[i].state == JS_UNKNOWN;
+	assert_int_equal(unknown, 200);
+	assert_true(atomic_load(&s->ls.nreq) <= 1 + 1 + 5 + 64);
+	engine_snap_put(snap);
+	engine_free(e);
+	srv_free(s);
+}
+
+/* Issue 7: a /job-info answer about another job is an error (R3). */
+static void test_engine_job_info_checks_the_id(void **state)
+{
+	struct srv *s = srv_new();
+	struct tconf t;
+	struct engine *e;
+	struct engine_job j;
+
+	(void)state;
+	srv_route_str(s, "/job-info/42", JOB("43", "FAILED"));
+	srv_route_str(s, "/job-info/44", JOB("044", "FAILED"));
+	srv_run(s);
+	tconf_init(&t, 1000);
+	tconf_add(&t, s->ls.port, "");
+	e = new_engine(&t);
+	assert_int_equal(engine_job_info(e, "42", &j), -EPROTO);
+	assert_null(j.id);
+	/* the same number written with a leading zero is the same job */
+	assert_int_equal(engine_job_info(e, "44", &j), 0);
+	engine_job_release(&j);
+	engine_free(e);
+	srv_free(s);
+}
+
+/* ---- issue 7 C11: answers and snapshots are bounded */
+
+static void test_engine_answer_over_max_bytes(void **state)
+{
+	struct srv *s = srv_new();
+	struct tconf t;
+	struct engine *e;
+	struct engine_snap *snap;
+	size_t n = (size_t)3 << 20;
+	char *big = malloc(n + 1);
+	struct engine_job j;
+
+	(void)state;
+	assert_non_null(big);
+	/* a valid 3 MiB JSON array of numbers */
+	big[0] = '[';
+	for (size_t i = 1; i + 1 < n; i += 2)
+		memcpy(big + i, i + 3 < n ? "0," : "0]", 2);
+	big[n - 1] = ']';
+	if (big[n - 2] == ',')
+		big[n - 2] = '0';
+	big[n] = '\0';
+	srv_route_str(s, "/running-jobs", "[]");
+	srv_route(s, "/finished-jobs/", big);
+	srv_route(s, "/job-info/5", strdup(big));
+	srv_run(s);
+	tconf_init(&t, 1000);
+	t.c.engine_max_mb = 1;
+	tconf_add(&t, s->ls.port, "");
+	e = new_engine(&t);
+	snap = engine_jobs(e, 0);
+	assert_int_equal(snap->err, -EFBIG);
+	assert_non_null(strstr(snap->errmsg, "engine_max_mb"));
+	assert_int_equal(snap->n_jobs, 0);
+	/* no per-state fallback on an oversize answer */
+	assert_int_equal(route_hits(s, "/finished-jobs/FAILED"), -1);
+	assert_int_equal(atomic_load(&s->ls.nreq), 2);
+	engine_snap_put(snap);
+	assert_int_equal(engine_job_info(e, "5", &j), -EFBIG);
+	engine_free(e);
+	srv_free(s);
+}
+
+static void test_engine_snapshot_over_max_jobs(void **state)
+{
+	struct srv *s = srv_new();
+	struct tconf t;
+	struct engine *e;
+	struct engine_snap *snap;
+
+	(void)state;
+	srv_route_str(s, "/running-jobs",
+		      "[" JOB("1", "RUNNING") "," JOB("2", "RUNNING") "]");
+	srv_route_str(s, "/finished-jobs/", "[" JOB("3", "FAILED") "]");
+	srv_run(s);
+	tconf_init(&t, 1000);
+	t.c.engine_max_jobs = 2;
+	tconf_add(&t, s->ls.port, "");
+	e = new_engine(&t);
+	snap = engine_jobs(e, 0);
+	assert_int_equal(snap->err, -EFBIG);
+	assert_non_null(strstr(snap->errmsg, "engine_max_jobs"));
+	engine_snap_put(snap);
+	engine_free(e);
+	srv_free(s);
+}
+
+/* ---- issue 7 C13: one fetch in flight per raw document */
+
+struct rawcall {
+	struct engine *e;
+	int rc;
+	int64_t ms;
+	char body[64];
+};
+
+static void *raw_main(void *arg)
+{
+	struct rawcall *c = arg;
+	struct buf b;
+	int64_t t0 = tu_mono_ms();
+
+	buf_init(&b, 1 << 20);
+	c->rc = engine_get_raw(c->e, "/overview", &b);
+	c->ms = tu_mono_ms() - t0;
+	snprintf(c->body, sizeof(c->body), "%s", b.data ? b.data : "");
+	buf_release(&b);
+	return NULL;
+}
+
+static void run_raw(struct engine *e, struct rawcall *c, int n)
+{
+	pthread_t th[64];
+
+	for (int i = 0; i < n; i++) {
+		c[i].e = e;
+		assert_int_equal(pthread_create(&th[i], NULL, raw_main, &c[i]),
+				 0);
+	}
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+}
+
+static void test_engine_get_raw_single_flight(void **state)
+{
+	struct srv *s = srv_standard();
+	struct tconf t;
+	struct engine *e;
+	struct rawcall c[40];
+
+	(void)state;
+	atomic_store(&s->delay_ms, 300);
+	tconf_init(&t, 100);
+	tconf_add(&t, s->ls.port, "");
+	e = new_engine(&t);
+	run_raw(e, c, 40);
+	for (int i = 0; i < 40; i++) {
+		assert_int_equal(c[i].rc, 0);
+		assert_string_equal(c[i].body,
+				    "{\"projectVersion\":\"2.3.10\"}");
+	}
+	assert_int_equal(route_hits(s, "/overview"), 1);
+	/* stale now (ttl 100 ms): one refetch, the others get the stale copy */
+	tu_sleep_ms(150);
+	run_raw(e, c, 40);
+	for (int i = 0; i < 40; i++)
+		assert_int_equal(c[i].rc, 0);
+	assert_int_equal(route_hits(s, "/overview"), 2);
+	engine_free(e);
+	srv_free(s);
+}
+
+static void test_engine_get_raw_hung_single_flight(void **state)
+{
+	struct srv *s = srv_standard();
+	struct tconf t;
+	struct engine *e;
+	struct rawcall c[60];
+
+	(void)state;
+	atomic_store(&s->mode, SRV_HANG);
+	tconf_init(&t, 1000);
+	t.c.timeout_ms = 1000;
+	t.c.connect_timeout_ms = 500;
+	tconf_add(&t, s->ls.port, "");
+	e = new_engine(&t);
+	run_raw(e, c, 60);
+	for (int i = 0; i < 60; i++) {
+		assert_int_not_equal(c[i].rc, 0);
+		assert_true(c[i].ms < 1000 + 500 + 100 + 400);
+	}
+	/* one connection for all 60 callers */
+	assert_int_equal(atomic_load(&s->ls.nreq), 1);
+	/* callers that come right after the failure (the kernel serialises
+	 * lookups of one name) get it at once, without a new request */
+	run_raw(e, c, 1);
+	assert_int_not_equal(c[0].rc, 0);
+	assert_true(c[0].ms < 200);
+	assert_int_equal(atomic_load(&s->ls.nreq), 1);
+	atomic_store(&s->mode, SRV_ROUTES);
+	engine_free(e);
+	srv_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -634,6 +1017,14 @@ int main(void)
 		cmocka_unit_test(test_engine_job_info),
 		cmocka_unit_test(test_engine_get_raw_cached),
 		cmocka_unit_test(test_engine_basic_auth_secret_not_leaked),
+		cmocka_unit_test(test_engine_finished_jobs_fallback),
+		cmocka_unit_test(test_engine_finished_jobs_fallback_complete),
+		cmocka_unit_test(test_engine_finished_jobs_fallback_bounded),
+		cmocka_unit_test(test_engine_job_info_checks_the_id),
+		cmocka_unit_test(test_engine_answer_over_max_bytes),
+		cmocka_unit_test(test_engine_snapshot_over_max_jobs),
+		cmocka_unit_test(test_engine_get_raw_single_flight),
+		cmocka_unit_test(test_engine_get_raw_hung_single_flight),
 	};
 
 	return cmocka_run_group_tests(tests, loopsrv_group_setup,

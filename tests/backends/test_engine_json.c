@@ -471,9 +471,97 @@ static void test_engine_job_from_json_numeric_id(void **state)
 	free(obj);
 }
 
+/* Issue 7 A6: one job name with invalid UTF-8 spoils only itself. */
+static void test_engine_parse_job_list_invalid_utf8(void **state)
+{
+	/* job 1: a Latin-1 byte, a truncated sequence, an overlong NUL and a
+	 * CESU surrogate; job 2: a lone surrogate escape; job 3: clean, with
+	 * a valid pair escape and real UTF-8 */
+	static const char txt[] =
+		"[{\"jobId\":\"1\",\"jobName\":\"caf\xe9 \xe2\x82 \xc0\x80 "
+		"\xed\xa0\x80!\",\"jobStatus\":\"RUNNING\"},"
+		"{\"jobId\":\"2\",\"jobName\":\"a\\ud800b\\udc00c\","
+		"\"jobStatus\":\"FAILED\"},"
+		"{\"jobId\":\"3\",\"jobName\":\"\\ud83d\\ude00 \xc3\xa9\\\\ud800\","
+		"\"jobStatus\":\"FINISHED\"}]";
+	struct list l = {0};
+
+	(void)state;
+	assert_int_equal(parse_list_str(&l, txt, sizeof(txt) - 1, true), 0);
+	assert_int_equal(l.n, 3);
+	assert_string_equal(l.jobs[0].id, "1");
+	assert_int_equal(l.jobs[0].state, JS_RUNNING);
+	assert_string_equal(l.jobs[0].name,
+			    "caf\xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd "
+			    "\xef\xbf\xbd\xef\xbf\xbd "
+			    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd!");
+	assert_string_equal(l.jobs[1].name, "a\xef\xbf\xbd"
+					    "b\xef\xbf\xbd"
+					    "c");
+	assert_int_equal(l.jobs[1].state, JS_FAILED);
+	/* valid text is untouched; an escaped backslash is not an escape */
+	assert_string_equal(l.jobs[2].name, "\xf0\x9f\x98\x80 \xc3\xa9\\ud800");
+	list_free(&l);
+}
+
+/* An escaped NUL in a name does not spoil the document either. */
+static void test_engine_parse_job_object_nul_and_diagnostics(void **state)
+{
+	static const char txt[] =
+		"{\"jobId\":\"9\",\"jobName\":\"a\\u0000b\",\"jobStatus\":"
+		"\"FAILED\",\"finishTime\":\"2026-11-30 11:00:00\","
+		"\"diagnostics\":{\"rootCause\":\"x\",\"hints\":[1,2]},"
+		"\"metrics\":{}}";
+	json_t *root = NULL;
+	struct engine_job j;
+	char msg[160];
+
+	(void)state;
+	assert_int_equal(engine_parse_job_object(txt, sizeof(txt) - 1, &root,
+						 &j, msg, sizeof(msg)),
+			 0);
+	assert_string_equal(j.id, "9");
+	assert_int_equal(j.state, JS_FAILED);
+	assert_string_equal(j.name, "a");
+	/* 3.x diagnostics pass through to job.json verbatim */
+	assert_non_null(strstr(j.json, "\"diagnostics\":{\"rootCause\":\"x\","
+				       "\"hints\":[1,2]}"));
+	assert_non_null(strstr(j.json, "\"jobName\":\"a\\u0000b\""));
+	engine_job_clear(&j);
+	json_decref(root);
+}
+
+/* Truncated and odd escapes near the end of the text never read past it. */
+static void test_engine_parse_job_list_utf8_edges(void **state)
+{
+	static const char *const bad[] = {
+		"[\"\\u",	  "[\"\\ud800",
+		"[\"\\ud800\\u",  "[\"\xf4\x90\x80\x80\"]",
+		"[\"\xff\"]",	  "[\"\xe0\x80\xaf\"]",
+		"\xef\xbb\xbf[]",
+	};
+	struct list l = {0};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		int rc = parse_list_str(&l, bad[i], strlen(bad[i]), true);
+
+		assert_true(rc == 0 || rc == -EPROTO);
+		assert_int_equal(l.n, 0);
+		list_free(&l);
+	}
+	/* a list of strings is a list of non-objects: skipped, not fatal */
+	assert_int_equal(parse_list_str(&l, "[\"\xff\"]", 5, true), 0);
+	list_free(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_engine_parse_job_list_invalid_utf8),
+		cmocka_unit_test(
+			test_engine_parse_job_object_nul_and_diagnostics),
+		cmocka_unit_test(test_engine_parse_job_list_utf8_edges),
 		cmocka_unit_test(test_job_state_names),
 		cmocka_unit_test(test_job_state_is_end),
 		cmocka_unit_test(test_engine_parse_time_local),

@@ -123,6 +123,9 @@ static void test_conf_defaults(void **state)
 	assert_int_equal(c->decision_age_ms, 2000);
 	assert_int_equal(c->orphan_grace_s, 600);
 	assert_int_equal(c->retries, 2);
+	assert_int_equal(c->imap_grace_s, 3600);
+	assert_int_equal(c->engine_max_mb, 32);
+	assert_int_equal(c->engine_max_jobs, 1000000);
 	assert_false(conf_is_explicit(c, "engine"));
 	assert_int_equal(conf_validate(c, &e), 0);
 }
@@ -329,6 +332,13 @@ static void test_conf_duration_suffixes(void **state)
 	assert_int_equal(c->orphan_grace_s, 3);
 	assert_int_equal(conf_set(c, "orphan_grace", "1h", &e), 0);
 	assert_int_equal(c->orphan_grace_s, 3600);
+	assert_int_equal(conf_set(c, "imap_grace", "10m", &e), 0);
+	assert_int_equal(c->imap_grace_s, 600);
+	assert_int_equal(conf_set(c, "engine_max_mb", "64", &e), 0);
+	assert_int_equal(c->engine_max_mb, 64);
+	assert_int_equal(conf_set(c, "engine_max_mb", "0", &e), -EINVAL);
+	assert_int_equal(conf_set(c, "engine_max_jobs", "5000", &e), 0);
+	assert_int_equal(c->engine_max_jobs, 5000);
 }
 
 static void test_conf_duration_rejects(void **state)

@@ -1,6 +1,8 @@
 /*
  * libFuzzer target for backends/engine_json.c: the same bytes as a job
  * list (running and finished), as a job-info object, and as a time.
+ * Invalid UTF-8 is repaired before parsing: whatever parses dumps back to
+ * JSON that jansson accepts again (valid UTF-8).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -29,6 +31,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!jobs[i].id || !jobs[i].json || !jobs[i].metrics_json ||
 		    jobs[i].json[jobs[i].json_len - 1] != '\n')
 			__builtin_trap();
+		{
+			json_error_t je;
+			json_t *again =
+				json_loadb(jobs[i].json, jobs[i].json_len,
+					   JSON_ALLOW_NUL, &je);
+
+			if (!again)
+				__builtin_trap();
+			json_decref(again);
+		}
 		for (size_t k = 1; k < jobs[i].n_pipelines; k++)
 			if (jobs[i].pipelines[k - 1] >= jobs[i].pipelines[k])
 				__builtin_trap();

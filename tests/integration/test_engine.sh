@@ -212,6 +212,13 @@ check "no map got more than one new region" test -z "$(for m in "${!before[@]}";
 sleep 3 # the summaries' cache_ttl
 check_eq "engine_finishedJobState live keys = the reloaded /finished-jobs" "$nfin" \
 	"$(awk '$1 == "live_keys" {print $2}' "$MA/imap/$CL/engine_finishedJobState.summary")"
+# a region the running engine may still append to is never called removable
+# (the region of this start included, whatever its nanoTime name says)
+check "no IMap summary calls a region removable while the engine runs" \
+	bash -c "! grep -l removable '$MA/imap/$CL/'*.summary"
+nr=$(ls -t "$A/imap/$CL/engine_runningJobInfo" | head -1)
+check "the region of this start ($nr) is live in its map's summary" \
+	grep -q "^$nr .* live" "$MA/imap/$CL/engine_runningJobInfo.summary"
 
 echo "  suite time $(($(date +%s) - t0)) s"
 unmount_stfs "$MB"

@@ -266,6 +266,27 @@ kill -CONT "$SIM_PID_a"
 check "ls and cat return within the deadline while the engine hangs (${dt} ms)" test "$dt" -lt 6000
 check "Ctrl-C interrupts a cat waiting on a hung engine (${dt2} ms)" test "$dt2" -lt 1500
 check "storage jobs are still listed while the engine hangs" grep -q "^$job$" "$T/ls-hung"
+# 60 readers of cluster/ against a hung engine: one fetch in flight, the
+# others wait for it or take the stale copy; the mount is not stalled
+kill -STOP "$SIM_PID_a"
+sleep 3.5
+cpids=()
+t0=$(date +%s%N)
+for _ in $(seq 60); do
+	cat "$M/cluster/overview.json" >/dev/null 2>&1 &
+	cpids+=($!)
+done
+sleep 0.3
+t1=$(date +%s%N)
+ls "$M/jobs" >"$T/ls-hung2" 2>&1
+dls=$((($(date +%s%N) - t1) / 1000000))
+wait "${cpids[@]}"
+dt=$((($(date +%s%N) - t0) / 1000000))
+kill -CONT "$SIM_PID_a"
+check "60 parallel cat cluster/overview.json return within the deadline while the engine hangs (${dt} ms)" \
+	test "$dt" -lt 4500
+check "ls jobs/ from another shell is not stalled meanwhile (${dls} ms)" test "$dls" -lt 1000
+check "... and lists the storage jobs" grep -q "^$job$" "$T/ls-hung2"
 sim_ctl "$PORT" POST /__sim/fault '{"mode":"garbage"}' >/dev/null
 sleep 3.5
 ls "$M/jobs" >/dev/null # starts a background refresh, which fails
@@ -283,6 +304,37 @@ one_state=$(head -1 "$T/engine.tsv" | cut -f2)
 check_eq "a dead first engine URL fails over to the second" "$one_state" \
 	"$(getfattr --only-values -n user.stfs.state "$M/jobs/$one" 2>/dev/null)"
 unmount_stfs "$M"
+
+# 2.3.x: one finished job without its DAG makes /finished-jobs (and the list
+# of its state) a 500; only that job may turn UNKNOWN (needs the simulator's
+# __missingDag, scripts/stsim.py --version 2.3)
+failed_ids=$(for id in $storage_ids; do
+	grep -q "^$id	FAILED	" "$T/engine.tsv" && echo "$id"
+done)
+bad_id=$(echo "$failed_ids" | head -1)
+good_id=$(echo "$failed_ids" | sed -n 2p)
+run_id=$(awk -F'\t' '$2 == "RUNNING" { print $1; exit }' "$T/engine.tsv")
+if [ -n "$bad_id" ] && [ -n "$good_id" ] && [ -n "$run_id" ]; then
+	sim_ctl "$PORT" POST /__sim/job "{\"jobId\":\"$bad_id\",\"__missingDag\":true}" >/dev/null
+	code=$(curl -s -o /dev/null -w '%{http_code}' -m 5 "http://127.0.0.1:$PORT/finished-jobs/")
+	check_eq "the simulator answers /finished-jobs/ with a 500 (missing DAG)" 500 "$code"
+	mount_stfs "$M" -o "$OPTS"
+	check_eq "a job whose own answers fail is UNKNOWN" UNKNOWN \
+		"$(getfattr --only-values -n user.stfs.state "$M/jobs/$bad_id" 2>/dev/null)"
+	check_eq "another FAILED job keeps its state (per-state list, then job-info)" FAILED \
+		"$(getfattr --only-values -n user.stfs.state "$M/jobs/$good_id" 2>/dev/null)"
+	check_eq "a running job keeps its state" RUNNING \
+		"$(getfattr --only-values -n user.stfs.state "$M/jobs/$run_id" 2>/dev/null)"
+	n_unknown=0
+	for id in $engine_ids; do
+		[ -L "$M/by-state/UNKNOWN/$id" ] && n_unknown=$((n_unknown + 1))
+	done
+	check_eq "only that engine job is UNKNOWN" 1 "$n_unknown"
+	unmount_stfs "$M"
+	sim_ctl "$PORT" POST /__sim/job "{\"jobId\":\"$bad_id\",\"__missingDag\":false}" >/dev/null
+else
+	bad "the scenario has two FAILED jobs in storage and a RUNNING one"
+fi
 
 # mount(8) from an fstab line runs "stfs <device> <mountpoint> -o ..."
 mount_stfs "$M" stfs -o "$OPTS"
