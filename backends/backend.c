@@ -357,3 +357,10 @@ void be_health(struct backend *be, int *last_err, int64_t *last_err_ms,
 		snprintf(msg, msgsz, "%s", be->last_err_msg);
 	pthread_mutex_unlock(&be->health_lock);
 }
+
+int be_describe(struct backend *be, struct buf *out)
+{
+	if (!be || !be->ops->describe)
+		return 0;
+	return be->ops->describe(be, out);
+}
