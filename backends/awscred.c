@@ -28,24 +28,24 @@
 #include "log.h"
 #include "timefmt.h"
 
-#define AC_MAX_PROV	     8
-#define AC_EARLY_MAX_MS	     (300 * 1000) /* refresh at most 5 min early */
-#define AC_MIN_LIFE_MS	     2000	   /* a shorter life is taken as this */
-#define AC_RETRY_MS	     1000	   /* after a failed refresh */
-#define AC_FILE_MAX	     (1 << 20)
-#define AC_BODY_MAX	     (64 << 10)
-#define AC_IMDS_TTL_S	     "21600"
-#define AC_ECS_BASE_DFLT     "http://169.254.170.2"
-#define AC_IMDS_BASE_DFLT    "http://169.254.169.254"
-#define AC_IMDS_CREDS	     "/latest/meta-data/iam/security-credentials/"
-#define AC_SLACK_MS	     1000 /* a set this close to its expiry is spent */
+#define AC_MAX_PROV	  8
+#define AC_EARLY_MAX_MS	  (300 * 1000) /* refresh at most 5 min early */
+#define AC_MIN_LIFE_MS	  2000	       /* a shorter life is taken as this */
+#define AC_RETRY_MS	  1000	       /* after a failed refresh */
+#define AC_FILE_MAX	  (1 << 20)
+#define AC_BODY_MAX	  (64 << 10)
+#define AC_IMDS_TTL_S	  "21600"
+#define AC_ECS_BASE_DFLT  "http://169.254.170.2"
+#define AC_IMDS_BASE_DFLT "http://169.254.169.254"
+#define AC_IMDS_CREDS	  "/latest/meta-data/iam/security-credentials/"
+#define AC_SLACK_MS	  1000 /* a set this close to its expiry is spent */
 
 enum prov { P_STATIC, P_ENV, P_PROFILE, P_CONTAINER, P_INSTANCE, P_ANON };
 
 static const char *const prov_names[] = {
-	[P_STATIC] = "static",	     [P_ENV] = "env",
-	[P_PROFILE] = "profile",     [P_CONTAINER] = "container",
-	[P_INSTANCE] = "instance",   [P_ANON] = "anonymous",
+	[P_STATIC] = "static",	   [P_ENV] = "env",
+	[P_PROFILE] = "profile",   [P_CONTAINER] = "container",
+	[P_INSTANCE] = "instance", [P_ANON] = "anonymous",
 };
 
 /* provider names: stfs's, and the Java classes of the engine's docs */
@@ -55,7 +55,9 @@ static const struct {
 	unsigned n;
 } prov_table[] = {
 	{"static", {P_STATIC}, 1},
-	{"org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider", {P_STATIC}, 1},
+	{"org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+	 {P_STATIC},
+	 1},
 	{"org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider",
 	 {P_STATIC},
 	 1},
@@ -253,8 +255,9 @@ int awscred_parse_time(const char *s, int64_t *ms)
 	time_t t;
 	const char *p;
 
-	if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi,
-			 &sec, &n) != 6 ||
+	if (!s ||
+	    sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec,
+		   &n) != 6 ||
 	    n < 19)
 		return -EINVAL;
 	if (y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31 ||
@@ -327,7 +330,7 @@ int awscred_parse_json(const char *text, size_t len, struct awscred_keys *k)
 bool awscred_code_expired(const char *code)
 {
 	static const char *const codes[] = {
-		"ExpiredToken",	  "InvalidToken",       "TokenRefreshRequired",
+		"ExpiredToken",	  "InvalidToken",	"TokenRefreshRequired",
 		"RequestExpired", "InvalidAccessKeyId",
 	};
 
@@ -356,8 +359,7 @@ static struct awscred_set *set_ref(struct awscred_set *s)
 }
 
 /* a new set (one reference) from `k`, or NULL (logged) */
-static struct awscred_set *set_make(const struct awscred_keys *k,
-				    enum prov p)
+static struct awscred_set *set_make(const struct awscred_keys *k, enum prov p)
 {
 	struct awscred_set *s;
 	struct buf b;
@@ -400,7 +402,8 @@ static struct awscred_set *set_make(const struct awscred_keys *k,
 		if (life < AC_MIN_LIFE_MS) {
 			log_warn("s3: credentials from %s expire %s (in %lld "
 				 "ms): refreshing them every few seconds",
-				 prov_names[p], life < 0 ? "in the past" : "soon",
+				 prov_names[p],
+				 life < 0 ? "in the past" : "soon",
 				 (long long)life);
 			life = AC_MIN_LIFE_MS;
 		}
@@ -470,9 +473,8 @@ static int home_path(const char *rel, char *out, size_t sz)
 	struct passwd pw, *res = NULL;
 	char pwbuf[1024];
 
-	if (!home && getpwuid_r(getuid(), &pw, pwbuf, sizeof(pwbuf), &res) ==
-			     0 &&
-	    res)
+	if (!home &&
+	    getpwuid_r(getuid(), &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
 		home = res->pw_dir;
 	if (!home)
 		return -ENOENT;
@@ -571,7 +573,7 @@ static int md_request(struct awscred *ac, const char *what, const char *method,
 static bool full_uri_ok(const char *u)
 {
 	static const char *const hosts[] = {
-		"127.",	       "localhost",	  "[::1]",
+		"127.",		 "localhost",	   "[::1]",
 		"169.254.170.2", "169.254.170.23", "[fd00:ec2::23]",
 	};
 	const char *h;
@@ -875,8 +877,9 @@ static int fetch(struct awscred *ac, struct awscred_keys *k, enum prov *from)
 		case P_INSTANCE:
 			if (imds_disabled())
 				rc = -ENOENT;
-			else if (ac->named || env_get("AWS_EC2_METADATA_SERVICE_"
-						      "ENDPOINT") ||
+			else if (ac->named ||
+				 env_get("AWS_EC2_METADATA_SERVICE_"
+					 "ENDPOINT") ||
 				 on_ec2() ||
 				 strcmp(ac->imds_base, AC_IMDS_BASE_DFLT))
 				rc = from_instance(ac, k);
@@ -912,8 +915,8 @@ static int parse_providers(struct awscred *ac, const char *list)
 		span_trim(&s, &e);
 		if (s == e)
 			continue;
-		for (size_t i = 0; i < sizeof(prov_table) / sizeof(prov_table[0]);
-		     i++) {
+		for (size_t i = 0;
+		     i < sizeof(prov_table) / sizeof(prov_table[0]); i++) {
 			if (!span_is(s, e, prov_table[i].name))
 				continue;
 			found = true;
@@ -1094,14 +1097,15 @@ int awscred_get(struct awscred *ac, struct awscred_set **out)
 		struct awscred_set *s = ac->cur;
 		int64_t now = now_ms(), mnow = mono_ms();
 		bool bad = s && __atomic_load_n(&s->bad, __ATOMIC_ACQUIRE);
-		bool usable = s && !bad &&
-			      (!s->expires_ms ||
-			       now < s->expires_ms - AC_SLACK_MS ||
-			       now < s->refresh_ms);
+		bool usable =
+			s && !bad &&
+			(!s->expires_ms || now < s->expires_ms - AC_SLACK_MS ||
+			 now < s->refresh_ms);
 		bool due = bad || (s && s->refresh_ms && now >= s->refresh_ms);
 
 		if (!s || !refreshable(set_prov(s)) || (usable && !due)) {
 			*out = set_ref(s);
+			rc = 0;
 			break;
 		}
 		if (!ac->refreshing && !tried && mnow >= ac->next_try_ms) {
@@ -1132,7 +1136,9 @@ int awscred_get(struct awscred *ac, struct awscred_set **out)
 			continue;
 		}
 		if (usable) {
-			*out = set_ref(s); /* someone refreshes: use these */
+			/* another thread refreshes, or it failed: use these */
+			*out = set_ref(s);
+			rc = 0;
 			break;
 		}
 		if (!ac->refreshing) {
@@ -1147,15 +1153,15 @@ int awscred_get(struct awscred *ac, struct awscred_set **out)
 			};
 
 			if (mnow >= deadline ||
-			    pthread_cond_timedwait(&ac->done, &ac->lock,
-						   &ts) == ETIMEDOUT) {
+			    pthread_cond_timedwait(&ac->done, &ac->lock, &ts) ==
+				    ETIMEDOUT) {
 				rc = -ETIMEDOUT;
 				break;
 			}
 		}
 	}
 	pthread_mutex_unlock(&ac->lock);
-	return *out || rc ? rc : 0;
+	return rc;
 }
 
 bool awscred_refused(struct awscred *ac, struct awscred_set *s)
@@ -1190,8 +1196,7 @@ int awscred_describe(struct awscred *ac, struct buf *out)
 	pthread_mutex_unlock(&ac->lock);
 	if (exp)
 		timefmt_iso_ms(exp, when, sizeof(when));
-	return buf_printf(out,
-			  "credentials = %s%s%s%s\ncredentials_expire = %s\n",
-			  src, detail[0] ? " (" : "", detail,
-			  detail[0] ? ")" : "", when);
+	return buf_printf(
+		out, "credentials = %s%s%s%s\ncredentials_expire = %s\n", src,
+		detail[0] ? " (" : "", detail, detail[0] ? ")" : "", when);
 }

@@ -66,8 +66,8 @@ struct awscred_conf {
 
 /* one set of credentials, immutable, shared by reference */
 struct awscred_set {
-	char *userpwd;	 /* "AK:SK" for CURLOPT_USERPWD (secret) */
-	char *token_hdr; /* "x-amz-security-token: T" (secret), or NULL */
+	char *userpwd;	    /* "AK:SK" for CURLOPT_USERPWD (secret) */
+	char *token_hdr;    /* "x-amz-security-token: T" (secret), or NULL */
 	int64_t expires_ms; /* wall clock, ms since the epoch; 0: never */
 	const char *source; /* the provider's stfs name */
 	/* private */

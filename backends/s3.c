@@ -325,8 +325,9 @@ static int creds_resolve(const struct stfs_conf *conf, enum s3_provider prov,
 	if (conf && conf->access_key && *conf->access_key && conf->secret_key &&
 	    *conf->secret_key) {
 		c->from = conf_is_explicit(conf, "access_key") ? "config keys"
-			  : conf->seatunnel_yaml ? "seatunnel.yaml or environment"
-						 : "environment";
+			  : conf->seatunnel_yaml
+				  ? "seatunnel.yaml or environment"
+				  : "environment";
 		return creds_set(c, conf->access_key, conf->secret_key,
 				 conf->session_token && *conf->session_token
 					 ? conf->session_token
@@ -501,7 +502,8 @@ static int s3_init(struct backend *be, const char *uri,
 		if (awscred_get(sp->cred, &cs) == 0 && !cs)
 			log_info("s3: no credentials for %s://%s: requests go "
 				 "unsigned",
-				 s3_provider_name(sp->uri.prov), sp->uri.bucket);
+				 s3_provider_name(sp->uri.prov),
+				 sp->uri.bucket);
 		else if (cs)
 			log_info("s3: credentials from %s", cs->source);
 		awscred_put(cs);
@@ -649,15 +651,15 @@ static int s3_do(struct s3_priv *sp, const char *method, const char *url,
 
 	rc = awscred_get(sp->cred, &cs);
 	if (rc < 0) {
-		snprintf(resp->error, sizeof(resp->error),
-			 "no credentials: %s", strerror(-rc));
+		snprintf(resp->error, sizeof(resp->error), "no credentials: %s",
+			 strerror(-rc));
 		return rc == -ETIMEDOUT ? rc : -EACCES;
 	}
 	rc = s3_do_once(sp, cs, method, url, extra, body, body_len, max_body,
 			resp);
 	if (rc == 0 && cs && s3_creds_refused(resp, head) &&
-	    awscred_refused(sp->cred, cs) && awscred_get(sp->cred, &again) == 0 &&
-	    again &&
+	    awscred_refused(sp->cred, cs) &&
+	    awscred_get(sp->cred, &again) == 0 && again &&
 	    (strcmp(again->userpwd, cs->userpwd) ||
 	     !again->token_hdr != !cs->token_hdr ||
 	     (again->token_hdr && strcmp(again->token_hdr, cs->token_hdr)))) {
