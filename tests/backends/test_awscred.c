@@ -95,9 +95,9 @@ static void test_ini_config_file_sections(void **state)
 	{
 		const char *ps = strstr(f, "[profile");
 
-		assert_int_equal(awscred_parse_ini(ps, strlen(ps), "prod",
-						   false, &k),
-				 -ENOENT);
+		assert_int_equal(
+			awscred_parse_ini(ps, strlen(ps), "prod", false, &k),
+			-ENOENT);
 	}
 }
 
@@ -195,8 +195,8 @@ static void serve_creds(struct md *m, int cfd)
 		loopsrv_reply(cfd, 500, NULL, "no", 2);
 		return;
 	}
-	timefmt_iso_ms(now_ms() + (int64_t)atomic_load(&m->life_s) * 1000,
-		       when, sizeof(when));
+	timefmt_iso_ms(now_ms() + (int64_t)atomic_load(&m->life_s) * 1000, when,
+		       sizeof(when));
 	when[19] = 'Z'; /* drop the milliseconds */
 	when[20] = '\0';
 	snprintf(body, sizeof(body),
@@ -217,7 +217,8 @@ static void md_serve(struct loopsrv *ls, int cfd, const char *req)
 		if (has(req, "X-aws-ec2-metadata-token-ttl-seconds: 21600\r\n"))
 			atomic_fetch_add(&m->n_put_ttl, 1);
 		loopsrv_reply(cfd, 200, NULL, "IMDSTOKEN", 9);
-	} else if (!strncmp(req, "GET /latest/meta-data/iam/security-credentials/ ",
+	} else if (!strncmp(req,
+			    "GET /latest/meta-data/iam/security-credentials/ ",
 			    48)) {
 		if (!has(req, "X-aws-ec2-metadata-token: IMDSTOKEN\r\n")) {
 			loopsrv_reply(cfd, 401, NULL, "", 0);
@@ -395,8 +396,9 @@ static void test_instance_imdsv2(void **state)
 {
 	struct md *m = md_start();
 	char base[64];
-	struct awscred_conf c = md_conf(m, "com.amazonaws.auth."
-					   "InstanceProfileCredentialsProvider",
+	struct awscred_conf c = md_conf(m,
+					"com.amazonaws.auth."
+					"InstanceProfileCredentialsProvider",
 					base, sizeof(base));
 	struct awscred *ac = NULL;
 	struct awscred_set *s = NULL;
@@ -483,7 +485,8 @@ static void test_provider_names(void **state)
 	assert_null(s);
 	awscred_close(ac);
 	/* env named: the variables, not the static keys */
-	c.provider = "com.amazonaws.auth.EnvironmentVariableCredentialsProvider";
+	c.provider =
+		"com.amazonaws.auth.EnvironmentVariableCredentialsProvider";
 	c.access_key = "STATICAK";
 	c.secret_key = "STATICSK";
 	assert_int_equal(awscred_open(&c, &ac), -EACCES);
