@@ -33,9 +33,14 @@
  * conf credentials_file (`access_key = ...`, `secret_key = ...`,
  * `session_token = ...`, or the aws_* names; refused when group/other
  * may access it); the provider's environment variables (AWS_*, OSS_*,
- * COSN_*, GOOGLE_* HMAC keys), then AWS_* for any provider.  None: the
- * requests go unsigned.  Secrets live in priv only, are handed to curl
- * only, and are wiped in destroy.
+ * COSN_*, GOOGLE_* HMAC keys), then AWS_* for any provider.  For AWS
+ * these static keys are the first provider of awscred's chain (profile,
+ * ECS container, EC2 instance profile follow), or conf
+ * aws_credentials_provider names the providers (README "S3 cloud
+ * identities").  None: the requests go unsigned.  Each request signs with
+ * awscred's current set (a reference, so a refresh never frees the keys
+ * under it); one refused as expired/unknown is sent once more with fresh
+ * ones.  Secrets are handed to curl only, never logged.
  *
  * Threads: priv is immutable after init except the read-ahead cache, its
  * workers' state and the timeout memo, guarded by priv->ra_lock (never
