@@ -310,6 +310,120 @@ else
 fi
 unset AWS_CONTAINER_CREDENTIALS_FULL_URI AWS_CONTAINER_AUTHORIZATION_TOKEN
 
+# ---- GCS through the JSON API (fake-gcs-server), OAuth2 ---------------------------
+echo "# gcs"
+FGCS=$GOBIN_DIR/fake-gcs-server
+if [ ! -x "$FGCS" ]; then
+	GOBIN=$GOBIN_DIR go install github.com/fsouza/fake-gcs-server@v1.52.3 \
+		>>"$T/go-install.log" 2>&1 || tail -5 "$T/go-install.log"
+fi
+if [ -x "$FGCS" ]; then
+	mkdir -p "$T/gcsdata/ckpt/$PREFIX"
+	cp -r "$NS"/. "$T/gcsdata/ckpt/$PREFIX/"
+	GP=$(free_port)
+	(cd "$T" && exec "$FGCS" -scheme http -host 127.0.0.1 -port "$GP" -backend memory \
+		-data "$T/gcsdata" -public-host "127.0.0.1:$GP") >"$T/fgcs.log" 2>&1 &
+	PIDS+=("$!")
+	for _ in $(seq 100); do
+		curl -s -o /dev/null -m 1 "http://127.0.0.1:$GP/storage/v1/b" && break
+		sleep 0.1
+	done
+	# a service account: a key pair made here, its public half given to the
+	# token endpoint, which verifies each JWT's RS256 signature
+	openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$T/sa.pem" 2>/dev/null
+	openssl pkey -in "$T/sa.pem" -pubout -out "$T/sa.pub" 2>/dev/null
+	GST=$T/gcs-state.json
+	gst() { printf '{"gen": %s, "life": %s, "stall_ms": 0, "refuse": %s, "email": "stfs@proj.iam.gserviceaccount.com"}' \
+		"$1" "$2" "$3" >"$GST.tmp" && mv "$GST.tmp" "$GST"; }
+	gst 1 3600 0
+	python3 "$ROOT/tests/integration/credsrv.py" --state "$GST" --port-file "$T/gtok.port" \
+		--log "$T/gtok.log" --pubkey "$T/sa.pub" --max-seconds 300 &
+	PIDS+=("$!")
+	for _ in $(seq 100); do [ -s "$T/gtok.port" ] && break; sleep 0.05; done
+	TP=$(cat "$T/gtok.port")
+	python3 - "$T/sa.pem" "http://127.0.0.1:$TP/token" >"$T/sa.json" <<-'EOF'
+	import json, sys
+	print(json.dumps({"type": "service_account", "project_id": "proj",
+	  "private_key_id": "k1", "private_key": open(sys.argv[1]).read(),
+	  "client_email": "stfs@proj.iam.gserviceaccount.com", "token_uri": sys.argv[2]}))
+	EOF
+	chmod 600 "$T/sa.json"
+	cat >"$T/seatunnel-gcs.yaml" <<-EOF
+	seatunnel:
+	  engine:
+	    checkpoint:
+	      storage:
+	        type: hdfs
+	        plugin-config:
+	          namespace: /$PREFIX/
+	          storage.type: gcs
+	          gcs.bucket: gs://ckpt
+	          fs.gs.project.id: proj
+	          fs.gs.auth.service.account.json.keyfile: $T/sa.json
+	EOF
+	GOPTS="endpoint=http://127.0.0.1:$GP,state_dir=$T/sd-gcs,$COMMON"
+	if mount_stfs "$T/m-gcs" -o "seatunnel_yaml=$T/seatunnel-gcs.yaml,$GOPTS"; then
+		check_eq "[gcs key] the listing equals the file:// mount's" "$WANT" "$(listing "$T/m-gcs")"
+		check "[gcs key] a checkpoint reads the same bytes" cmp -s "$T/mloc/jobs/$ONE" "$T/m-gcs/jobs/$ONE"
+		check "[gcs key] the token endpoint verified a signed JWT" grep -q "^TOKEN gcs 1" "$T/gtok.log"
+		cp "$T/m-gcs/.stfs/config" "$T/config-gcs.txt"
+		check "[gcs key] .stfs/config names the service account" \
+			grep -q "^credentials = keyfile (service account stfs@proj.iam.gserviceaccount.com)" "$T/config-gcs.txt"
+		tr '\0' ' ' <"/proc/$STFS_PID/cmdline" >"$T/cmdline-gcs.txt"
+		unmount_stfs "$T/m-gcs"
+	else
+		bad "[gcs key] mount through the JSON API"
+	fi
+	# a key signed by another key pair is refused by the token endpoint
+	openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$T/other.pem" 2>/dev/null
+	python3 - "$T/other.pem" "http://127.0.0.1:$TP/token" >"$T/other.json" <<-'EOF'
+	import json, sys
+	print(json.dumps({"type": "service_account", "private_key": open(sys.argv[1]).read(),
+	  "client_email": "stfs@proj.iam.gserviceaccount.com", "token_uri": sys.argv[2]}))
+	EOF
+	chmod 600 "$T/other.json"
+	if GOOGLE_APPLICATION_CREDENTIALS=$T/other.json \
+		mount_stfs "$T/m-gcsbad" -o "checkpoint=gs://ckpt/$PREFIX/,$GOPTS" 2>/dev/null; then
+		bad "[gcs key] a JWT signed by a foreign key gets no token"
+		unmount_stfs "$T/m-gcsbad"
+	else
+		check "[gcs key] a JWT signed by a foreign key gets no token (the endpoint said invalid_grant)" \
+			grep -q BADJWT "$T/gtok.log"
+	fi
+	# GOOGLE_APPLICATION_CREDENTIALS, and a token living 4 s: refreshed
+	gst 2 4 0
+	if GOOGLE_APPLICATION_CREDENTIALS=$T/sa.json \
+		mount_stfs "$T/m-gcsadc" -o "checkpoint=gs://ckpt/$PREFIX/,cache_ttl=0,storage_ttl=0,$GOPTS"; then
+		fails=0
+		for _ in 1 2 3 4 5 6; do
+			[ "$(listing "$T/m-gcsadc")" == "$WANT" ] || fails=$((fails + 1))
+			cmp -s "$T/mloc/jobs/$ONE" "$T/m-gcsadc/jobs/$ONE" || fails=$((fails + 1))
+			sleep 1
+		done
+		check_eq "[gcs adc] every walk while the token is refreshed" 0 "$fails"
+		check "[gcs adc] the token was refreshed before it expired" \
+			test "$(grep -c "^TOKEN gcs 2" "$T/gtok.log")" -ge 2
+		unmount_stfs "$T/m-gcsadc"
+	else
+		bad "[gcs adc] mount with GOOGLE_APPLICATION_CREDENTIALS"
+	fi
+	# the metadata server of GCE/GKE
+	gst 3 3600 0
+	# pages of 3 objects: the listing follows nextPageToken
+	if GCE_METADATA_HOST=127.0.0.1:$TP STFS_S3_MAX_KEYS=3 \
+		mount_stfs "$T/m-gce" -o "checkpoint=gs://ckpt/$PREFIX/,$GOPTS"; then
+		check_eq "[gcs metadata] the listing (pages of 3) equals the file:// mount's" "$WANT" "$(listing "$T/m-gce")"
+		check "[gcs metadata] the token came from the metadata server" grep -q "^TOKEN gce 3" "$T/gtok.log"
+		check "[gcs metadata] .stfs/config says so" grep -q "^credentials = metadata" "$T/m-gce/.stfs/config"
+		unmount_stfs "$T/m-gce"
+	else
+		bad "[gcs metadata] mount with GCE_METADATA_HOST"
+	fi
+	SECRETS+=(gcs-token-1 gcs-token-2 gce-token-3 "$(sed -n 2p "$T/sa.pem")" eyJhbGci)
+else
+	bad "[gcs] fake-gcs-server is installed"
+fi
+
 # ---- never leak ---------------------------------------------------------------------
 echo "# leaks"
 SECRETS+=(ecs-secret-1 ecs-secret-2 ecs-secret-3 ecs-secret-4 ecs-token-1 ecs-token-2
