@@ -63,8 +63,8 @@ static int pct(struct buf *b, const char *s, bool keep_slash)
 		unsigned char c = (unsigned char)*s;
 
 		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
-		    c == '~' || (keep_slash && c == '/'))
+		    (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+		    c == '_' || c == '~' || (keep_slash && c == '/'))
 			rc = buf_append(b, s, 1);
 		else
 			rc = buf_printf(b, "%%%c%c", hx[c >> 4], hx[c & 15]);
@@ -154,8 +154,9 @@ static int gcs_result(struct backend *be, const char *op, const char *name,
 		be_note_ok(be);
 		return 0;
 	}
-	err = resp->status >= 500 && resp->status < 600 ? -EIO
-						     : http_status_to_errno(resp->status);
+	err = resp->status >= 500 && resp->status < 600
+		      ? -EIO
+		      : http_status_to_errno(resp->status);
 	if (err == -ENOENT || err == -ERANGE) {
 		be_note_ok(be);
 		return err;
@@ -200,9 +201,9 @@ static void obj_attr(json_t *o, struct be_attr *a)
 			if (awscred_parse_time(t, &ms) == 0) {
 				int scale = 100;
 
-				for (size_t i = 20; up[19] == '.' && i < n &&
-						    up[i] >= '0' && up[i] <= '9' &&
-						    scale;
+				for (size_t i = 20;
+				     up[19] == '.' && i < n && up[i] >= '0' &&
+				     up[i] <= '9' && scale;
 				     i++, scale /= 10)
 					ms += (up[i] - '0') * scale;
 				a->mtime_ns = ms * 1000000LL;
@@ -227,8 +228,9 @@ static int list_raw(struct backend *be, const char *prefix, bool recursive,
 
 	*doc = NULL;
 	buf_init(&url, 16384);
-	rc = buf_printf(&url, "%s/storage/v1/b/%s/o?maxResults=%u&prefix=",
-			gp->base, gp->uri.bucket, max);
+	rc = buf_printf(&url,
+			"%s/storage/v1/b/%s/o?maxResults=%u&prefix=", gp->base,
+			gp->uri.bucket, max);
 	if (!rc)
 		rc = pct(&url, prefix, false);
 	if (!rc && !recursive)
@@ -248,8 +250,9 @@ static int list_raw(struct backend *be, const char *prefix, bool recursive,
 	if (rc == 0) {
 		*doc = json_loadb(resp.body.data, resp.body.len, 0, &je);
 		if (!json_is_object(*doc)) {
-			log_warn("gcs: list '%s': unparsable answer (%zu bytes)",
-				 prefix, resp.body.len);
+			log_warn(
+				"gcs: list '%s': unparsable answer (%zu bytes)",
+				prefix, resp.body.len);
 			be_note_error(be, -EIO, "list %s: bad JSON", prefix);
 			json_decref(*doc);
 			*doc = NULL;
@@ -274,8 +277,8 @@ static int gcs_list_page(struct backend *be, const char *dir, unsigned flags,
 	int rc;
 
 	if (gp->xml)
-		return gp->xml->ops->list_page(gp->xml, dir, flags, cursor, fill,
-					       cookie, next);
+		return gp->xml->ops->list_page(gp->xml, dir, flags, cursor,
+					       fill, cookie, next);
 	*next = NULL;
 	rc = relpath_check(dir);
 	if (rc < 0)
@@ -295,9 +298,9 @@ static int gcs_list_page(struct backend *be, const char *dir, unsigned flags,
 		json_decref(doc);
 		return -ENOENT;
 	}
-	json_array_foreach(items, i, v)
-	{
-		const char *name = json_string_value(json_object_get(v, "name"));
+	json_array_foreach (items, i, v) {
+		const char *name =
+			json_string_value(json_object_get(v, "name"));
 		struct be_attr a;
 
 		if (stop || !name || strncmp(name, prefix, plen))
@@ -307,8 +310,7 @@ static int gcs_list_page(struct backend *be, const char *dir, unsigned flags,
 		obj_attr(v, &a);
 		stop = fill(cookie, name + plen, &a) != 0;
 	}
-	json_array_foreach(pfx, i, v)
-	{
+	json_array_foreach (pfx, i, v) {
 		const char *p = json_string_value(v);
 		char sub[S3_KEY_MAX + 2];
 		size_t n = p ? strlen(p) : 0;
@@ -383,7 +385,12 @@ static int gcs_stat(struct backend *be, const char *path, struct be_attr *out)
 	if (rc != -ENOENT)
 		return rc;
 	/* a directory when anything lies below "name/" */
-	strcat(name, "/");
+	{
+		size_t nl = strlen(name);
+
+		name[nl] = '/';
+		name[nl + 1] = '\0';
+	}
 	rc = list_raw(be, name, true, 1, NULL, &doc);
 	if (rc < 0)
 		return rc;
@@ -413,8 +420,8 @@ static ssize_t gcs_read(struct backend *be, const char *path, void *buf,
 		return -EISDIR;
 	if (size == 0)
 		return 0;
-	snprintf(range, sizeof(range), "Range: bytes=%lld-%lld",
-		 (long long)off, (long long)off + (long long)size - 1);
+	snprintf(range, sizeof(range), "Range: bytes=%lld-%lld", (long long)off,
+		 (long long)off + (long long)size - 1);
 	rc = obj_url(gp, name, "alt=media", &url);
 	if (rc < 0)
 		return rc;
@@ -523,10 +530,15 @@ static int gcs_init(struct backend *be, const char *uri,
 	gp->connect_ms = conf ? conf->connect_timeout_ms : 0;
 	gp->retries = conf ? conf->retries : 2;
 	gp->max_keys = GCS_PAGE;
-	if (secure_getenv("STFS_S3_MAX_KEYS"))
-		gp->max_keys = (unsigned)atoi(secure_getenv("STFS_S3_MAX_KEYS"));
-	if (gp->max_keys < 1 || gp->max_keys > GCS_PAGE)
-		gp->max_keys = GCS_PAGE;
+	{
+		/* the s3 backend's page size knob, for tests */
+		const char *mk = secure_getenv("STFS_S3_MAX_KEYS");
+		char *end = NULL;
+		long v = mk && *mk ? strtol(mk, &end, 10) : 0;
+
+		if (end && !*end && v >= 1 && v <= GCS_PAGE)
+			gp->max_keys = (unsigned)v;
+	}
 	if (conf && conf->ca_file && *conf->ca_file) {
 		gp->ca_file = strdup(conf->ca_file);
 		if (!gp->ca_file)

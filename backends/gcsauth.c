@@ -27,14 +27,14 @@
 #include "log.h"
 #include "timefmt.h"
 
-#define GA_SCOPE      "https://www.googleapis.com/auth/devstorage.read_write"
-#define GA_TOKEN_URI  "https://oauth2.googleapis.com/token"
-#define GA_MD_DFLT    "http://metadata.google.internal"
-#define GA_MD_PATH    "/computeMetadata/v1/instance/service-accounts/default/token"
-#define GA_EARLY_MAX  (300 * 1000)
-#define GA_RETRY_MS   1000
-#define GA_FILE_MAX   (64 << 10)
-#define GA_GRANT      "urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer"
+#define GA_SCOPE     "https://www.googleapis.com/auth/devstorage.read_write"
+#define GA_TOKEN_URI "https://oauth2.googleapis.com/token"
+#define GA_MD_DFLT   "http://metadata.google.internal"
+#define GA_MD_PATH   "/computeMetadata/v1/instance/service-accounts/default/token"
+#define GA_EARLY_MAX (300 * 1000)
+#define GA_RETRY_MS  1000
+#define GA_FILE_MAX  (64 << 10)
+#define GA_GRANT     "urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer"
 
 struct gcsauth {
 	bool use_key;
@@ -47,7 +47,7 @@ struct gcsauth {
 	pthread_cond_t done;
 	/* protected by lock */
 	char *token;
-	int64_t exp_ms, refresh_ms; /* wall clock */
+	int64_t exp_ms, refresh_ms;	 /* wall clock */
 	int64_t fetched_ms, next_try_ms; /* monotonic */
 	bool refreshing, bad;
 };
@@ -90,7 +90,8 @@ int gcsauth_parse_key(const char *text, size_t len, struct gcs_sa *sa)
 	pk = jstr(o, "private_key");
 	uri = jstr(o, "token_uri");
 	if (!type || strcmp(type, "service_account") || !email || !*email ||
-	    !pk || !strstr(pk, "-----BEGIN") || (uri && strncmp(uri, "http", 4)))
+	    !pk || !strstr(pk, "-----BEGIN") ||
+	    (uri && strncmp(uri, "http", 4)))
 		goto out;
 	sa->email = strdup(email);
 	sa->private_key = strdup(pk);
@@ -167,9 +168,10 @@ int gcsauth_jwt(const struct gcs_sa *sa, const char *scope, int64_t now_s,
 	int rc;
 
 	*jwt = NULL;
-	claims = json_pack("{s:s, s:s, s:s, s:I, s:I}", "iss", sa->email,
-			   "scope", scope, "aud", sa->token_uri, "iat",
-			   (json_int_t)now_s, "exp", (json_int_t)(now_s + 3600));
+	claims =
+		json_pack("{s:s, s:s, s:s, s:I, s:I}", "iss", sa->email,
+			  "scope", scope, "aud", sa->token_uri, "iat",
+			  (json_int_t)now_s, "exp", (json_int_t)(now_s + 3600));
 	cj = claims ? json_dumps(claims, JSON_COMPACT) : NULL;
 	json_decref(claims);
 	if (!cj)
@@ -257,7 +259,8 @@ static int fetch(struct gcsauth *ga, char **tok, int64_t *ei)
 	http_resp_init(&resp);
 	if (ga->use_key) {
 		static const char *const h[] = {
-			"Content-Type: application/x-www-form-urlencoded", NULL};
+			"Content-Type: application/x-www-form-urlencoded",
+			NULL};
 
 		rc = gcsauth_jwt(&ga->sa, GA_SCOPE, now_ms() / 1000, &jwt);
 		if (rc == -EINVAL)
@@ -515,8 +518,8 @@ int gcsauth_header(struct gcsauth *ga, char **hdr)
 			};
 
 			if (mnow >= deadline ||
-			    pthread_cond_timedwait(&ga->done, &ga->lock,
-						   &ts) == ETIMEDOUT) {
+			    pthread_cond_timedwait(&ga->done, &ga->lock, &ts) ==
+				    ETIMEDOUT) {
 				rc = -ETIMEDOUT;
 				goto out;
 			}
@@ -556,7 +559,7 @@ int gcsauth_describe(struct gcsauth *ga, struct buf *out)
 	exp = ga->exp_ms;
 	pthread_mutex_unlock(&ga->lock);
 	timefmt_iso_ms(exp, when, sizeof(when));
-	return buf_printf(out, "credentials = %s (%s)\ncredentials_expire = %s\n",
-			  ga->use_key ? "keyfile" : "metadata", ga->detail,
-			  when);
+	return buf_printf(
+		out, "credentials = %s (%s)\ncredentials_expire = %s\n",
+		ga->use_key ? "keyfile" : "metadata", ga->detail, when);
 }
