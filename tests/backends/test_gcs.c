@@ -43,9 +43,8 @@ static void make_keys(void)
 	pk = EVP_RSA_gen(2048);
 	assert_non_null(pk);
 	b = BIO_new(BIO_s_mem());
-	assert_int_equal(PEM_write_bio_PrivateKey(b, pk, NULL, NULL, 0, NULL,
-						  NULL),
-			 1);
+	assert_int_equal(
+		PEM_write_bio_PrivateKey(b, pk, NULL, NULL, 0, NULL, NULL), 1);
 	n = BIO_get_mem_data(b, &p);
 	pem_priv = strndup(p, (size_t)n);
 	BIO_free(b);
@@ -74,14 +73,17 @@ static void test_parse_key_and_token(void **state)
 	char *k, *tok = NULL;
 	int64_t ei = 0;
 	static const char *const bad_keys[] = {
-		"", "[]", "{\"type\":\"authorized_user\",\"client_email\":\"a\","
-			  "\"private_key\":\"-----BEGIN x\"}",
+		"",
+		"[]",
+		"{\"type\":\"authorized_user\",\"client_email\":\"a\","
+		"\"private_key\":\"-----BEGIN x\"}",
 		"{\"type\":\"service_account\",\"private_key\":\"-----BEGIN\"}",
 		"{\"type\":\"service_account\",\"client_email\":\"a\","
 		"\"private_key\":\"nope\"}",
 	};
 	static const char *const bad_toks[] = {
-		"{}", "{\"access_token\":\"t\"}",
+		"{}",
+		"{\"access_token\":\"t\"}",
 		"{\"access_token\":\"t\",\"expires_in\":0}",
 		"{\"access_token\":\"t\",\"expires_in\":60,\"token_type\":\"MAC\"}",
 		"{\"access_token\":\"a b\",\"expires_in\":60}",
@@ -174,8 +176,8 @@ static void test_jwt_rs256_verifies(void **state)
 	pub = PEM_read_bio_PUBKEY(b, NULL, NULL, NULL);
 	BIO_free(b);
 	md = EVP_MD_CTX_new();
-	assert_int_equal(EVP_DigestVerifyInit(md, NULL, EVP_sha256(), NULL, pub),
-			 1);
+	assert_int_equal(
+		EVP_DigestVerifyInit(md, NULL, EVP_sha256(), NULL, pub), 1);
 	assert_int_equal(EVP_DigestVerify(md, sig, sl, (unsigned char *)jwt,
 					  (size_t)(d2 - jwt)),
 			 1);
@@ -197,7 +199,7 @@ static void test_jwt_rs256_verifies(void **state)
 
 struct srv {
 	struct loopsrv ls;
-	atomic_int gen;	     /* token generation handed out / accepted */
+	atomic_int gen; /* token generation handed out / accepted */
 	atomic_int n_token, n_list, n_read, n_delete, n_401;
 	char last_range[64];
 };
@@ -238,7 +240,8 @@ static void serve(struct loopsrv *ls, int cfd, const char *req)
 				 "{\"name\":\"ns/../x\"}],\"prefixes\":"
 				 "[\"ns/7/\"],\"nextPageToken\":\"p+2\"}");
 		loopsrv_reply(cfd, 200, NULL, body, strlen(body));
-	} else if (!strncmp(req, "GET /storage/v1/b/bk/o/ns%2Fa%20b.ser?alt=media ",
+	} else if (!strncmp(req,
+			    "GET /storage/v1/b/bk/o/ns%2Fa%20b.ser?alt=media ",
 			    48)) {
 		atomic_fetch_add(&s->n_read, 1);
 		r = strstr(req, "Range: ");
@@ -266,7 +269,8 @@ static int collect(void *cookie, const char *name, const struct be_attr *a)
 
 	snprintf(n->buf + l, sizeof(n->buf) - l, "%s%s:%llu:%lld;",
 		 a->type == BE_DIR ? "d " : "", name,
-		 (unsigned long long)a->size, (long long)(a->mtime_ns / 1000000));
+		 (unsigned long long)a->size,
+		 (long long)(a->mtime_ns / 1000000));
 	return 0;
 }
 
@@ -308,7 +312,8 @@ static void test_json_api_backend(void **state)
 	assert_int_equal(atomic_load(&s->n_token), 1);
 	/* two pages; markers and hostile names skipped */
 	assert_int_equal(be_list(be, "", 0, collect, &n), 0);
-	assert_string_equal(n.buf, "a b.ser:5:0;d 7:0:0;b.ser:7:1796119200250;");
+	assert_string_equal(n.buf,
+			    "a b.ser:5:0;d 7:0:0;b.ser:7:1796119200250;");
 	assert_int_equal(atomic_load(&s->n_list), 2);
 	assert_int_equal(be_read(be, "a b.ser", rbuf, 3, 1), 3);
 	assert_memory_equal(rbuf, "ell", 3);

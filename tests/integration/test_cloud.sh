@@ -14,7 +14,14 @@
 #              walker reads every checkpoint: no call may fail
 #   instance   AWS's amazon-ec2-metadata-mock (go install), IMDSv2 only,
 #              from a seatunnel.yaml naming InstanceProfileCredentialsProvider
-# and no secret in any log, .stfs/config or argv.  Needs node/npm and go.
+#   gcs        gs:// through the JSON API of fake-gcs-server (go install):
+#              a service-account key from the yaml (its JWT verified by the
+#              token endpoint of credsrv.py against the test's key pair; a
+#              foreign key refused), GOOGLE_APPLICATION_CREDENTIALS with a
+#              token living 4 s (refreshed), the GCE metadata server, pages
+#              of 3 objects
+# and no secret in any log, .stfs/config or argv.  Needs node/npm, go and
+# openssl.
 . "$(dirname "$0")/lib.sh"
 STFS=${STFS_BIN:-$STFS}
 
