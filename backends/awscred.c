@@ -24,6 +24,7 @@
 #include <jansson.h>
 
 #include "backend.h"
+#include "credcache.h"
 #include "http.h"
 #include "log.h"
 #include "timefmt.h"
@@ -105,33 +106,20 @@ struct awscred {
 	unsigned timeout_ms, connect_ms;
 	char *ca_file, *ecs_base, *imds_base;
 
-	pthread_mutex_t lock;
-	pthread_cond_t done;
-	/* protected by lock */
+	struct credcache cc;	 /* cc.lock guards the rest */
 	struct awscred_set *cur; /* NULL: unsigned */
-	bool refreshing;
-	int64_t next_try_ms; /* monotonic: no refresh before, after a failure */
-	int64_t fetched_ms;  /* monotonic: the last successful fetch */
+	int64_t fetched_ms;	 /* monotonic: the last successful fetch */
 	int last_err;
 	char detail[128]; /* "role NAME", "profile NAME" (no secret) */
 };
 
 /* ---- small helpers ---------------------------------------------------- */
 
-static void wipe_free(char **s)
-{
-	if (*s) {
-		explicit_bzero(*s, strlen(*s));
-		free(*s);
-		*s = NULL;
-	}
-}
-
 void awscred_keys_wipe(struct awscred_keys *k)
 {
-	wipe_free(&k->ak);
-	wipe_free(&k->sk);
-	wipe_free(&k->tok);
+	secret_free(&k->ak);
+	secret_free(&k->sk);
+	secret_free(&k->tok);
 	k->expires_ms = 0;
 }
 
@@ -234,7 +222,7 @@ int awscred_parse_ini(const char *text, size_t len, const char *profile,
 			dst = &k->tok;
 		if (!dst || vs == le)
 			continue;
-		wipe_free(dst);
+		secret_free(dst);
 		*dst = strndup(vs, (size_t)(le - vs));
 		if (!*dst) {
 			awscred_keys_wipe(k);
@@ -346,8 +334,8 @@ void awscred_put(struct awscred_set *s)
 {
 	if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
-	wipe_free(&s->userpwd);
-	wipe_free(&s->token_hdr);
+	secret_free(&s->userpwd);
+	secret_free(&s->token_hdr);
 	free(s);
 }
 
@@ -531,10 +519,10 @@ static int from_profile(struct awscred *ac, struct awscred_keys *k)
 		}
 	}
 	if (rc == 0) {
-		pthread_mutex_lock(&ac->lock);
+		pthread_mutex_lock(&ac->cc.lock);
 		snprintf(ac->detail, sizeof(ac->detail), "profile %.100s",
 			 prof);
-		pthread_mutex_unlock(&ac->lock);
+		pthread_mutex_unlock(&ac->cc.lock);
 	}
 	return rc;
 }
@@ -667,7 +655,7 @@ static int from_container(struct awscred *ac, struct awscred_keys *k)
 			if ((unsigned char)*c < 0x20 || *c == 0x7f) {
 				log_err("s3: the container authorization "
 					"token holds a control character");
-				wipe_free(&ftok);
+				secret_free(&ftok);
 				buf_release(&url);
 				return -EINVAL;
 			}
@@ -680,12 +668,12 @@ static int from_container(struct awscred *ac, struct awscred_keys *k)
 		hdrs[0] = auth;
 	}
 	(void)flen;
-	wipe_free(&ftok);
+	secret_free(&ftok);
 	http_resp_init(&resp);
 	rc = tok && !auth ? -ENOMEM
 			  : md_request(ac, "container credentials", "GET",
 				       url.data, hdrs, &resp);
-	wipe_free(&auth);
+	secret_free(&auth);
 	if (rc == 0) {
 		rc = awscred_parse_json(resp.body.data, resp.body.len, k);
 		if (rc == -EINVAL)
@@ -695,10 +683,10 @@ static int from_container(struct awscred *ac, struct awscred_keys *k)
 	resp_wipe(&resp);
 	buf_release(&url);
 	if (rc == 0) {
-		pthread_mutex_lock(&ac->lock);
+		pthread_mutex_lock(&ac->cc.lock);
 		snprintf(ac->detail, sizeof(ac->detail), "%s",
 			 rel ? "ECS task role" : "container endpoint");
-		pthread_mutex_unlock(&ac->lock);
+		pthread_mutex_unlock(&ac->cc.lock);
 	}
 	return rc == -ENOENT ? -EACCES : rc;
 }
@@ -748,7 +736,7 @@ static int from_instance(struct awscred *ac, struct awscred_keys *k)
 	}
 	resp_wipe(&resp);
 	if (rc < 0) {
-		wipe_free(&tokhdr);
+		secret_free(&tokhdr);
 		return rc == -ENOENT ? -EACCES : rc;
 	}
 	snprintf(url, sizeof(url), "%s" AC_IMDS_CREDS, ac->imds_base);
@@ -786,11 +774,11 @@ static int from_instance(struct awscred *ac, struct awscred_keys *k)
 		}
 		resp_wipe(&resp);
 	}
-	wipe_free(&tokhdr);
+	secret_free(&tokhdr);
 	if (rc == 0) {
-		pthread_mutex_lock(&ac->lock);
+		pthread_mutex_lock(&ac->cc.lock);
 		snprintf(ac->detail, sizeof(ac->detail), "role %s", role);
-		pthread_mutex_unlock(&ac->lock);
+		pthread_mutex_unlock(&ac->cc.lock);
 	}
 	return rc == -ENOENT ? -EACCES : rc;
 }
@@ -806,10 +794,10 @@ static int from_static(struct awscred *ac, struct awscred_keys *k)
 		awscred_keys_wipe(k);
 		return -ENOMEM;
 	}
-	pthread_mutex_lock(&ac->lock);
+	pthread_mutex_lock(&ac->cc.lock);
 	snprintf(ac->detail, sizeof(ac->detail), "%s",
 		 ac->static_from ? ac->static_from : "");
-	pthread_mutex_unlock(&ac->lock);
+	pthread_mutex_unlock(&ac->cc.lock);
 	return 0;
 }
 
@@ -952,14 +940,13 @@ void awscred_close(struct awscred *ac)
 	if (!ac)
 		return;
 	awscred_put(ac->cur);
-	wipe_free(&ac->sak);
-	wipe_free(&ac->ssk);
-	wipe_free(&ac->stok);
+	secret_free(&ac->sak);
+	secret_free(&ac->ssk);
+	secret_free(&ac->stok);
 	free(ac->ca_file);
 	free(ac->ecs_base);
 	free(ac->imds_base);
-	pthread_cond_destroy(&ac->done);
-	pthread_mutex_destroy(&ac->lock);
+	credcache_destroy(&ac->cc);
 	free(ac);
 }
 
@@ -984,23 +971,14 @@ int awscred_open(const struct awscred_conf *c, struct awscred **out)
 	struct awscred *ac = calloc(1, sizeof(*ac));
 	const char *imds = env_get("AWS_EC2_METADATA_SERVICE_ENDPOINT");
 	struct awscred_keys k = {0};
-	pthread_condattr_t ca;
 	enum prov from = P_ANON;
 	int rc;
 
 	*out = NULL;
 	if (!ac)
 		return -ENOMEM;
-	if (pthread_mutex_init(&ac->lock, NULL)) {
-		free(ac);
-		return -ENOMEM;
-	}
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	rc = pthread_cond_init(&ac->done, &ca) ? -ENOMEM : 0;
-	pthread_condattr_destroy(&ca);
+	rc = credcache_init(&ac->cc);
 	if (rc) {
-		pthread_mutex_destroy(&ac->lock);
 		free(ac);
 		return rc;
 	}
@@ -1052,9 +1030,9 @@ int awscred_open(const struct awscred_conf *c, struct awscred **out)
 		rc = 0;
 	}
 	if (rc == 0) {
-		pthread_mutex_lock(&ac->lock);
+		pthread_mutex_lock(&ac->cc.lock);
 		rc = install(ac, &k, from);
-		pthread_mutex_unlock(&ac->lock);
+		pthread_mutex_unlock(&ac->cc.lock);
 	}
 	awscred_keys_wipe(&k);
 	if (rc) {
@@ -1089,13 +1067,13 @@ int awscred_get(struct awscred *ac, struct awscred_set **out)
 {
 	int64_t deadline = mono_ms() + 3 * (int64_t)ac->timeout_ms + 500;
 	bool tried = false;
-	int rc = 0;
+	int rc = 0, a;
 
 	*out = NULL;
-	pthread_mutex_lock(&ac->lock);
+	pthread_mutex_lock(&ac->cc.lock);
 	for (;;) {
 		struct awscred_set *s = ac->cur;
-		int64_t now = now_ms(), mnow = mono_ms();
+		int64_t now = now_ms();
 		bool bad = s && __atomic_load_n(&s->bad, __ATOMIC_ACQUIRE);
 		bool usable =
 			s && !bad &&
@@ -1103,26 +1081,22 @@ int awscred_get(struct awscred *ac, struct awscred_set **out)
 			 now < s->refresh_ms);
 		bool due = bad || (s && s->refresh_ms && now >= s->refresh_ms);
 
-		if (!s || !refreshable(set_prov(s)) || (usable && !due)) {
-			*out = set_ref(s);
-			rc = 0;
-			break;
-		}
-		if (!ac->refreshing && !tried && mnow >= ac->next_try_ms) {
+		if (!s || !refreshable(set_prov(s)))
+			usable = true, due = false; /* never refreshed */
+		a = credcache_step(&ac->cc, usable, due, &tried, deadline);
+		if (a == CC_FETCH) {
 			struct awscred_keys k = {0};
 			enum prov from = P_ANON;
 
-			ac->refreshing = true;
-			pthread_mutex_unlock(&ac->lock);
+			pthread_mutex_unlock(&ac->cc.lock);
 			rc = fetch(ac, &k, &from);
-			pthread_mutex_lock(&ac->lock);
+			pthread_mutex_lock(&ac->cc.lock);
 			if (rc == 0 && from == P_ANON)
 				rc = -EACCES; /* never swap signed for none */
 			if (rc == 0)
 				rc = install(ac, &k, from);
 			awscred_keys_wipe(&k);
 			if (rc) {
-				ac->next_try_ms = mono_ms() + AC_RETRY_MS;
 				ac->last_err = rc == -ENOENT ? -EACCES : rc;
 				log_warn("s3: refreshing the credentials "
 					 "failed%s",
@@ -1130,37 +1104,20 @@ int awscred_get(struct awscred *ac, struct awscred_set **out)
 						  "still used"
 						: "");
 			}
-			ac->refreshing = false;
-			pthread_cond_broadcast(&ac->done);
-			tried = true;
+			credcache_done(&ac->cc, rc == 0);
 			continue;
 		}
-		if (usable) {
-			/* another thread refreshes, or it failed: use these */
-			*out = set_ref(s);
+		if (a == CC_AGAIN)
+			continue;
+		if (a == CC_USE) {
+			*out = set_ref(ac->cur);
 			rc = 0;
-			break;
+		} else {
+			rc = a == -EACCES && ac->last_err ? ac->last_err : a;
 		}
-		if (!ac->refreshing) {
-			/* spent, and a refresh failed just now */
-			rc = ac->last_err ? ac->last_err : -EACCES;
-			break;
-		}
-		{
-			struct timespec ts = {
-				.tv_sec = (time_t)(deadline / 1000),
-				.tv_nsec = (long)(deadline % 1000) * 1000000L,
-			};
-
-			if (mnow >= deadline ||
-			    pthread_cond_timedwait(&ac->done, &ac->lock, &ts) ==
-				    ETIMEDOUT) {
-				rc = -ETIMEDOUT;
-				break;
-			}
-		}
+		break;
 	}
-	pthread_mutex_unlock(&ac->lock);
+	pthread_mutex_unlock(&ac->cc.lock);
 	return rc;
 }
 
@@ -1170,14 +1127,14 @@ bool awscred_refused(struct awscred *ac, struct awscred_set *s)
 
 	if (!s || !refreshable(set_prov(s)))
 		return false;
-	pthread_mutex_lock(&ac->lock);
+	pthread_mutex_lock(&ac->cc.lock);
 	if (ac->cur != s) {
 		worth = true; /* already replaced: try the new ones */
-	} else if (mono_ms() - ac->fetched_ms >= AC_RETRY_MS) {
+	} else if (mono_ms() - ac->fetched_ms >= CREDCACHE_RETRY_MS) {
 		__atomic_store_n(&s->bad, true, __ATOMIC_RELEASE);
 		worth = true;
 	}
-	pthread_mutex_unlock(&ac->lock);
+	pthread_mutex_unlock(&ac->cc.lock);
 	return worth;
 }
 
@@ -1188,12 +1145,12 @@ int awscred_describe(struct awscred *ac, struct buf *out)
 	const char *src;
 	int64_t exp = 0;
 
-	pthread_mutex_lock(&ac->lock);
+	pthread_mutex_lock(&ac->cc.lock);
 	src = ac->cur ? ac->cur->source : "anonymous";
 	if (ac->cur)
 		exp = ac->cur->expires_ms;
 	memcpy(detail, ac->detail, sizeof(detail));
-	pthread_mutex_unlock(&ac->lock);
+	pthread_mutex_unlock(&ac->cc.lock);
 	if (exp)
 		timefmt_iso_ms(exp, when, sizeof(when));
 	return buf_printf(

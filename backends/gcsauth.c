@@ -23,6 +23,7 @@
 #include <openssl/pem.h>
 
 #include "backend.h"
+#include "credcache.h"
 #include "http.h"
 #include "log.h"
 #include "timefmt.h"
@@ -43,29 +44,18 @@ struct gcsauth {
 	unsigned timeout_ms, connect_ms;
 	char detail[200];
 
-	pthread_mutex_t lock;
-	pthread_cond_t done;
-	/* protected by lock */
+	struct credcache cc; /* cc.lock guards the rest */
 	char *token;
-	int64_t exp_ms, refresh_ms;	 /* wall clock */
-	int64_t fetched_ms, next_try_ms; /* monotonic */
-	bool refreshing, bad;
+	int64_t exp_ms, refresh_ms; /* wall clock */
+	int64_t fetched_ms;	    /* monotonic */
+	bool bad;
 };
-
-static void wipe_free(char **s)
-{
-	if (*s) {
-		explicit_bzero(*s, strlen(*s));
-		free(*s);
-		*s = NULL;
-	}
-}
 
 void gcs_sa_wipe(struct gcs_sa *sa)
 {
-	wipe_free(&sa->email);
-	wipe_free(&sa->private_key);
-	wipe_free(&sa->token_uri);
+	secret_free(&sa->email);
+	secret_free(&sa->private_key);
+	secret_free(&sa->token_uri);
 }
 
 static const char *jstr(json_t *o, const char *k)
@@ -275,13 +265,13 @@ static int fetch(struct gcsauth *ga, char **tok, int64_t *ei)
 		if (b.data)
 			explicit_bzero(b.data, b.len);
 		buf_release(&b);
-		wipe_free(&jwt);
+		secret_free(&jwt);
 		if (!rc && !body)
 			rc = -ENOMEM;
 		if (!rc)
 			rc = post_or_get(ga, "POST", ga->sa.token_uri, h, body,
 					 &resp);
-		wipe_free(&body);
+		secret_free(&body);
 	} else {
 		static const char *const h[] = {"Metadata-Flavor: Google",
 						NULL};
@@ -310,7 +300,7 @@ static void install(struct gcsauth *ga, char *tok, int64_t ei)
 
 	if (early > GA_EARLY_MAX)
 		early = GA_EARLY_MAX;
-	wipe_free(&ga->token);
+	secret_free(&ga->token);
 	ga->token = tok;
 	ga->exp_ms = now_ms() + life;
 	ga->refresh_ms = ga->exp_ms - early;
@@ -382,11 +372,10 @@ void gcsauth_close(struct gcsauth *ga)
 	if (!ga)
 		return;
 	gcs_sa_wipe(&ga->sa);
-	wipe_free(&ga->token);
+	secret_free(&ga->token);
 	free(ga->md_base);
 	free(ga->ca_file);
-	pthread_cond_destroy(&ga->done);
-	pthread_mutex_destroy(&ga->lock);
+	credcache_destroy(&ga->cc);
 	free(ga);
 }
 
@@ -395,7 +384,6 @@ int gcsauth_open(const struct gcsauth_conf *c, struct gcsauth **out)
 	const char *kf = c->keyfile && *c->keyfile ? c->keyfile : NULL;
 	const char *mdh = secure_getenv("GCE_METADATA_HOST");
 	struct gcsauth *ga;
-	pthread_condattr_t ca;
 	char *tok = NULL;
 	int64_t ei = 0;
 	int rc;
@@ -410,11 +398,10 @@ int gcsauth_open(const struct gcsauth_conf *c, struct gcsauth **out)
 	ga = calloc(1, sizeof(*ga));
 	if (!ga)
 		return -ENOMEM;
-	pthread_mutex_init(&ga->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&ga->done, &ca);
-	pthread_condattr_destroy(&ca);
+	if (credcache_init(&ga->cc)) {
+		free(ga);
+		return -ENOMEM;
+	}
 	ga->timeout_ms = c->timeout_ms ? c->timeout_ms : 3000;
 	ga->connect_ms = c->connect_ms;
 	ga->ca_file = c->ca_file ? strdup(c->ca_file) : NULL;
@@ -472,62 +459,41 @@ int gcsauth_header(struct gcsauth *ga, char **hdr)
 {
 	int64_t deadline = mono_ms() + 2 * (int64_t)ga->timeout_ms + 500;
 	bool tried = false;
-	int rc = 0;
+	int rc = 0, a;
 
 	*hdr = NULL;
-	pthread_mutex_lock(&ga->lock);
+	pthread_mutex_lock(&ga->cc.lock);
 	for (;;) {
-		int64_t now = now_ms(), mnow = mono_ms();
+		int64_t now = now_ms();
 		bool usable = ga->token && !ga->bad && now < ga->exp_ms - 1000;
 		bool due = ga->bad || now >= ga->refresh_ms;
 
-		if (usable && !due)
-			break;
-		if (!ga->refreshing && !tried && mnow >= ga->next_try_ms) {
+		a = credcache_step(&ga->cc, usable, due, &tried, deadline);
+		if (a == CC_FETCH) {
 			char *tok = NULL;
 			int64_t ei = 0;
 
-			ga->refreshing = true;
-			pthread_mutex_unlock(&ga->lock);
+			pthread_mutex_unlock(&ga->cc.lock);
 			rc = fetch(ga, &tok, &ei);
-			pthread_mutex_lock(&ga->lock);
-			if (rc == 0) {
+			pthread_mutex_lock(&ga->cc.lock);
+			if (rc == 0)
 				install(ga, tok, ei);
-			} else {
-				ga->next_try_ms = mono_ms() + GA_RETRY_MS;
+			else
 				log_warn("gcs: refreshing the token failed%s",
 					 usable ? "; the current one is still "
 						  "used"
 						: "");
-			}
-			ga->refreshing = false;
-			pthread_cond_broadcast(&ga->done);
-			tried = true;
+			credcache_done(&ga->cc, rc == 0);
 			continue;
 		}
-		if (usable)
-			break;
-		if (!ga->refreshing) {
-			rc = rc ? rc : -EACCES;
-			goto out;
-		}
-		{
-			struct timespec ts = {
-				.tv_sec = (time_t)(deadline / 1000),
-				.tv_nsec = (long)(deadline % 1000) * 1000000L,
-			};
-
-			if (mnow >= deadline ||
-			    pthread_cond_timedwait(&ga->done, &ga->lock, &ts) ==
-				    ETIMEDOUT) {
-				rc = -ETIMEDOUT;
-				goto out;
-			}
-		}
+		if (a == CC_AGAIN)
+			continue;
+		rc = a == CC_USE	  ? make_hdr(ga->token, hdr)
+		     : a == -EACCES && rc ? rc
+					  : a;
+		break;
 	}
-	rc = make_hdr(ga->token, hdr);
-out:
-	pthread_mutex_unlock(&ga->lock);
+	pthread_mutex_unlock(&ga->cc.lock);
 	return rc;
 }
 
@@ -536,17 +502,17 @@ bool gcsauth_refused(struct gcsauth *ga, const char *hdr)
 	bool worth = false;
 	char *cur = NULL;
 
-	pthread_mutex_lock(&ga->lock);
+	pthread_mutex_lock(&ga->cc.lock);
 	if (ga->token && make_hdr(ga->token, &cur) == 0) {
 		if (strcmp(cur, hdr)) {
 			worth = true; /* already replaced */
-		} else if (mono_ms() - ga->fetched_ms >= GA_RETRY_MS) {
+		} else if (mono_ms() - ga->fetched_ms >= CREDCACHE_RETRY_MS) {
 			ga->bad = true;
 			worth = true;
 		}
 	}
-	pthread_mutex_unlock(&ga->lock);
-	wipe_free(&cur);
+	pthread_mutex_unlock(&ga->cc.lock);
+	secret_free(&cur);
 	return worth;
 }
 
@@ -555,9 +521,9 @@ int gcsauth_describe(struct gcsauth *ga, struct buf *out)
 	char when[40];
 	int64_t exp;
 
-	pthread_mutex_lock(&ga->lock);
+	pthread_mutex_lock(&ga->cc.lock);
 	exp = ga->exp_ms;
-	pthread_mutex_unlock(&ga->lock);
+	pthread_mutex_unlock(&ga->cc.lock);
 	timefmt_iso_ms(exp, when, sizeof(when));
 	return buf_printf(
 		out, "credentials = %s (%s)\ncredentials_expire = %s\n",

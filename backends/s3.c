@@ -63,6 +63,7 @@
 #include <openssl/evp.h>
 
 #include "awscred.h"
+#include "credcache.h"
 #include "buf.h"
 #include "http.h"
 #include "log.h"
@@ -149,15 +150,6 @@ static const char *const s3_schemes[] = {"s3",	"s3a",	"s3n", "oss",
 
 /* ---- secrets ---------------------------------------------------------- */
 
-static void free_secret(char **s)
-{
-	if (*s) {
-		explicit_bzero(*s, strlen(*s));
-		free(*s);
-		*s = NULL;
-	}
-}
-
 static const char *env_nonempty(const char *name)
 {
 	const char *v = getenv(name);
@@ -172,9 +164,9 @@ struct creds {
 
 static void creds_wipe(struct creds *c)
 {
-	free_secret(&c->ak);
-	free_secret(&c->sk);
-	free_secret(&c->tok);
+	secret_free(&c->ak);
+	secret_free(&c->sk);
+	secret_free(&c->tok);
 }
 
 static int creds_set(struct creds *c, const char *ak, const char *sk,
