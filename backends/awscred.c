@@ -404,57 +404,6 @@ static struct awscred_set *set_make(const struct awscred_keys *k, enum prov p)
 
 /* ---- providers -------------------------------------------------------- */
 
-/*
- * Read a whole file that only its owner may access into *out (NUL-ended,
- * wipe it).  -ENOENT (no such file: the provider is not there), -EACCES
- * (mode, logged), -errno.
- */
-static int read_private(const char *path, char **out, size_t *len)
-{
-	struct stat st;
-	char *b;
-	size_t n = 0;
-	ssize_t r;
-	int fd;
-
-	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size > AC_FILE_MAX) {
-		close(fd);
-		log_err("s3: '%s' is not a regular file of at most 1 MiB",
-			path);
-		return -EINVAL;
-	}
-	if (st.st_mode & 077) {
-		close(fd);
-		log_err("s3: '%s' is accessible by group or others (mode "
-			"%03o); refusing it (chmod 600)",
-			path, (unsigned)(st.st_mode & 0777));
-		return -EACCES;
-	}
-	b = malloc((size_t)st.st_size + 1);
-	if (!b) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (n < (size_t)st.st_size) {
-		r = read(fd, b + n, (size_t)st.st_size - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	b[n] = '\0';
-	*out = b;
-	*len = n;
-	return 0;
-}
-
 static int home_path(const char *rel, char *out, size_t sz)
 {
 	const char *home = env_get("HOME");
@@ -509,7 +458,7 @@ static int from_profile(struct awscred *ac, struct awscred_keys *k)
 				continue;
 			path = def;
 		}
-		rc = read_private(path, &text, &len);
+		rc = secret_file_read("s3", path, AC_FILE_MAX, &text, &len);
 		if (rc == 0) {
 			rc = awscred_parse_ini(text, len, prof, i == 1, k);
 			explicit_bzero(text, len);

@@ -4,11 +4,15 @@
 #include "credcache.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "backend.h"
+#include "log.h"
 
 int credcache_init(struct credcache *c)
 {
@@ -74,4 +78,56 @@ void secret_free(char **s)
 		free(*s);
 		*s = NULL;
 	}
+}
+
+/*
+ * Read a whole file that only its owner may access into *out (NUL-ended,
+ * wipe it).  -ENOENT (no such file: the provider is not there), -EACCES
+ * (mode, logged), -errno.
+ */
+int secret_file_read(const char *who, const char *path, size_t max, char **out,
+		     size_t *len)
+{
+	struct stat st;
+	char *b;
+	size_t n = 0;
+	ssize_t r;
+	int fd;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (size_t)st.st_size > max) {
+		close(fd);
+		log_err("%s: '%s' is not a regular file of at most %zu bytes",
+			who, path, max);
+		return -EINVAL;
+	}
+	if (st.st_mode & 077) {
+		close(fd);
+		log_err("%s: '%s' is accessible by group or others (mode "
+			"%03o); refusing it (chmod 600)",
+			who, path, (unsigned)(st.st_mode & 0777));
+		return -EACCES;
+	}
+	b = malloc((size_t)st.st_size + 1);
+	if (!b) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (n < (size_t)st.st_size) {
+		r = read(fd, b + n, (size_t)st.st_size - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	b[n] = '\0';
+	*out = b;
+	*len = n;
+	return 0;
 }

@@ -51,6 +51,16 @@ int credcache_step(struct credcache *c, bool usable, bool due, bool *tried,
 /** With c->lock held: the fetch this thread started ended. */
 void credcache_done(struct credcache *c, bool ok);
 
+/**
+ * Read a whole file of at most `max` bytes that only its owner may access
+ * into *out (NUL-ended; wipe and free it), *len its length.  -ENOENT or
+ * another -errno when it cannot be opened (not logged); -EINVAL (not a
+ * regular file, too big) and -EACCES (group/other bits) are logged with
+ * `who` ("s3", "gcs").
+ */
+int secret_file_read(const char *who, const char *path, size_t max, char **out,
+		     size_t *len);
+
 /** Wipe and free a secret string; *s becomes NULL. */
 void secret_free(char **s);
 

@@ -167,6 +167,27 @@ static int gcs_result(struct backend *be, const char *op, const char *name,
 	return err;
 }
 
+/*
+ * The XML API's backend notes health on itself: copy it to `be`, which is
+ * the one .stfs/health reads.  Returns rc.
+ */
+static long mirror(struct backend *be, long rc)
+{
+	struct gcs_priv *gp = be->priv;
+	int err;
+	int64_t err_ms, ok_ms;
+	char msg[sizeof(be->last_err_msg)];
+
+	be_health(gp->xml, &err, &err_ms, &ok_ms, msg, sizeof(msg));
+	pthread_mutex_lock(&be->health_lock);
+	be->last_err = err;
+	be->last_err_ms = err_ms;
+	be->last_ok_ms = ok_ms;
+	memcpy(be->last_err_msg, msg, sizeof(msg));
+	pthread_mutex_unlock(&be->health_lock);
+	return rc;
+}
+
 static bool name_ok(const char *rel, bool recursive)
 {
 	if (!*rel || rel[strlen(rel) - 1] == '/')
@@ -277,8 +298,9 @@ static int gcs_list_page(struct backend *be, const char *dir, unsigned flags,
 	int rc;
 
 	if (gp->xml)
-		return gp->xml->ops->list_page(gp->xml, dir, flags, cursor,
-					       fill, cookie, next);
+		return (int)mirror(
+			be, gp->xml->ops->list_page(gp->xml, dir, flags, cursor,
+						    fill, cookie, next));
 	*next = NULL;
 	rc = relpath_check(dir);
 	if (rc < 0)
@@ -358,7 +380,7 @@ static int gcs_stat(struct backend *be, const char *path, struct be_attr *out)
 	int rc;
 
 	if (gp->xml)
-		return gp->xml->ops->stat(gp->xml, path, out);
+		return (int)mirror(be, gp->xml->ops->stat(gp->xml, path, out));
 	rc = full_name(gp, path, name);
 	if (rc < 0)
 		return rc;
@@ -412,7 +434,8 @@ static ssize_t gcs_read(struct backend *be, const char *path, void *buf,
 	int rc;
 
 	if (gp->xml)
-		return gp->xml->ops->read(gp->xml, path, buf, size, off);
+		return (ssize_t)mirror(
+			be, gp->xml->ops->read(gp->xml, path, buf, size, off));
 	rc = full_name(gp, path, name);
 	if (rc < 0)
 		return rc;
@@ -454,7 +477,7 @@ static int gcs_remove(struct backend *be, const char *path)
 	int rc;
 
 	if (gp->xml)
-		return gp->xml->ops->remove(gp->xml, path);
+		return (int)mirror(be, gp->xml->ops->remove(gp->xml, path));
 	rc = full_name(gp, path, name);
 	if (rc < 0)
 		return rc;
@@ -477,7 +500,8 @@ static int gcs_remove_many(struct backend *be, const char *const *paths,
 	struct gcs_priv *gp = be->priv;
 
 	if (gp->xml && gp->xml->ops->remove_many)
-		return gp->xml->ops->remove_many(gp->xml, paths, n, results);
+		return (int)mirror(be, gp->xml->ops->remove_many(gp->xml, paths,
+								 n, results));
 	for (size_t i = 0; i < n; i++)
 		results[i] = gcs_remove(be, paths[i]);
 	return 0;

@@ -312,42 +312,18 @@ static void install(struct gcsauth *ga, char *tok, int64_t ei)
 
 static int read_key(const char *path, struct gcs_sa *sa)
 {
-	char *text;
-	struct stat st;
-	ssize_t n = 0, r;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+	char *text = NULL;
+	size_t n = 0;
+	int rc = secret_file_read("gcs", path, GA_FILE_MAX, &text, &n);
 
-	if (fd < 0) {
-		rc = -errno;
-		log_err("gcs: service-account key '%s': %s", path,
-			strerror(-rc));
+	if (rc < 0) {
+		if (rc != -EACCES && rc != -EINVAL)
+			log_err("gcs: service-account key '%s': %s", path,
+				strerror(-rc));
 		return rc == -ENOENT ? -EINVAL : rc;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size > GA_FILE_MAX) {
-		close(fd);
-		log_err("gcs: '%s' is not a key file of at most 64 KiB", path);
-		return -EINVAL;
-	}
-	if (st.st_mode & 077) {
-		close(fd);
-		log_err("gcs: service-account key '%s' is accessible by group "
-			"or others (mode %03o); refusing it (chmod 600)",
-			path, (unsigned)(st.st_mode & 0777));
-		return -EACCES;
-	}
-	text = malloc((size_t)st.st_size + 1);
-	if (!text) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (n < st.st_size &&
-	       ((r = read(fd, text + n, (size_t)(st.st_size - n))) > 0 ||
-		(r < 0 && errno == EINTR)))
-		n += r > 0 ? r : 0;
-	close(fd);
-	rc = gcsauth_parse_key(text, (size_t)n, sa);
-	explicit_bzero(text, (size_t)n);
+	rc = gcsauth_parse_key(text, n, sa);
+	explicit_bzero(text, n);
 	free(text);
 	if (rc == -EINVAL)
 		log_err("gcs: '%s' is not a service-account JSON key (type, "

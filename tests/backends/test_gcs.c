@@ -342,12 +342,44 @@ static void test_json_api_backend(void **state)
 	free(s);
 }
 
+/* HMAC keys: the XML API of the s3 backend, its health seen on the gcs one */
+static void test_hmac_keeps_xml_api_and_health(void **state)
+{
+	struct srv *s = calloc(1, sizeof(*s));
+	struct stfs_conf c = {0};
+	struct backend *be = NULL;
+	struct names n = {{0}};
+	char ep[64], msg[160];
+	int err = 0;
+	int64_t e_ms, ok_ms;
+
+	(void)state;
+	assert_int_equal(loopsrv_start(&s->ls, serve, s), 0);
+	loopsrv_url(&s->ls, "", ep, sizeof(ep));
+	c.endpoint = ep;
+	c.path_style = true;
+	c.timeout_ms = 2000;
+	c.access_key = (char *)(uintptr_t) "GOOGHMAC";
+	c.secret_key = (char *)(uintptr_t) "hmacsecret";
+	assert_int_equal(be_open("gs://bk/ns/", &c, &be), 0);
+	/* the store refuses (no bearer token, no SigV4 accepted): EACCES */
+	assert_int_equal(be_list(be, "", 0, collect, &n), -EACCES);
+	assert_int_equal(atomic_load(&s->n_token), 0);
+	assert_non_null(strstr(s->ls.last_req, "AWS4-HMAC-SHA256"));
+	be_health(be, &err, &e_ms, &ok_ms, msg, sizeof(msg));
+	assert_int_equal(err, -EACCES);
+	be_close(be);
+	loopsrv_stop(&s->ls);
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_key_and_token),
 		cmocka_unit_test(test_jwt_rs256_verifies),
 		cmocka_unit_test(test_json_api_backend),
+		cmocka_unit_test(test_hmac_keeps_xml_api_and_health),
 	};
 	int rc = cmocka_run_group_tests(tests, loopsrv_group_setup,
 					loopsrv_group_teardown);
