@@ -31,6 +31,7 @@
 static const struct be_ops *const be_registry[] = {
 	&be_local_ops,
 #ifdef HAVE_S3
+	&be_gcs_ops, /* gs://: JSON API, or the s3 backend with HMAC keys */
 	&be_s3_ops,
 #endif
 	/* &be_s3_ops, &be_webhdfs_ops: add here */
@@ -356,4 +357,11 @@ void be_health(struct backend *be, int *last_err, int64_t *last_err_ms,
 	if (msg && msgsz)
 		snprintf(msg, msgsz, "%s", be->last_err_msg);
 	pthread_mutex_unlock(&be->health_lock);
+}
+
+int be_describe(struct backend *be, struct buf *out)
+{
+	if (!be || !be->ops->describe)
+		return 0;
+	return be->ops->describe(be, out);
 }

@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "buf.h"
 #include "conf.h"
 
 enum be_type {
@@ -131,6 +132,12 @@ struct be_ops {
 	 * -ENOTEMPTY; -ENOTDIR; -EINVAL for "" (the namespace itself)...
 	 */
 	int (*rmdir)(struct backend *be, const char *path);
+	/**
+	 * Optional.  Append `key = value` lines about the backend's own state
+	 * for .stfs/config (e.g. which credentials provider is in use and
+	 * when its credentials expire).  Never a secret.  0 or -errno.
+	 */
+	int (*describe)(struct backend *be, struct buf *out);
 };
 
 struct backend {
@@ -181,6 +188,9 @@ int be_remove_many(struct backend *be, const char *const *paths, size_t n,
  */
 int be_rmdir(struct backend *be, const char *path);
 
+/** ops->describe when the backend has it, else nothing; NULL be: 0. */
+int be_describe(struct backend *be, struct buf *out);
+
 /** Record a failure/success for .stfs/health (called by backends). */
 void be_note_error(struct backend *be, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -195,5 +205,6 @@ int64_t mono_ms(void);
 
 extern const struct be_ops be_local_ops;
 extern const struct be_ops be_s3_ops;
+extern const struct be_ops be_gcs_ops;
 
 #endif

@@ -33,9 +33,14 @@
  * conf credentials_file (`access_key = ...`, `secret_key = ...`,
  * `session_token = ...`, or the aws_* names; refused when group/other
  * may access it); the provider's environment variables (AWS_*, OSS_*,
- * COSN_*, GOOGLE_* HMAC keys), then AWS_* for any provider.  None: the
- * requests go unsigned.  Secrets live in priv only, are handed to curl
- * only, and are wiped in destroy.
+ * COSN_*, GOOGLE_* HMAC keys), then AWS_* for any provider.  For AWS
+ * these static keys are the first provider of awscred's chain (profile,
+ * ECS container, EC2 instance profile follow), or conf
+ * aws_credentials_provider names the providers (README "S3 cloud
+ * identities").  None: the requests go unsigned.  Each request signs with
+ * awscred's current set (a reference, so a refresh never frees the keys
+ * under it); one refused as expired/unknown is sent once more with fresh
+ * ones.  Secrets are handed to curl only, never logged.
  *
  * Threads: priv is immutable after init except the read-ahead cache, its
  * workers' state and the timeout memo, guarded by priv->ra_lock (never
@@ -57,6 +62,8 @@
 
 #include <openssl/evp.h>
 
+#include "awscred.h"
+#include "credcache.h"
 #include "buf.h"
 #include "http.h"
 #include "log.h"
@@ -115,8 +122,7 @@ struct s3_priv {
 	char endpoint[512];
 	char region[64];
 	char sigv4[96];
-	char *userpwd;	 /* "AK:SK", secret; NULL: unsigned requests */
-	char *token_hdr; /* "x-amz-security-token: ...", secret, or NULL */
+	struct awscred *cred; /* where the signing keys come from */
 	char *ca_file;
 	unsigned timeout_ms, connect_ms, retries, max_keys, ra_ttl_ms;
 
@@ -144,15 +150,6 @@ static const char *const s3_schemes[] = {"s3",	"s3a",	"s3n", "oss",
 
 /* ---- secrets ---------------------------------------------------------- */
 
-static void free_secret(char **s)
-{
-	if (*s) {
-		explicit_bzero(*s, strlen(*s));
-		free(*s);
-		*s = NULL;
-	}
-}
-
 static const char *env_nonempty(const char *name)
 {
 	const char *v = getenv(name);
@@ -162,13 +159,14 @@ static const char *env_nonempty(const char *name)
 
 struct creds {
 	char *ak, *sk, *tok; /* malloc'd, wiped by creds_wipe */
+	const char *from;    /* where they came from (no secret) */
 };
 
 static void creds_wipe(struct creds *c)
 {
-	free_secret(&c->ak);
-	free_secret(&c->sk);
-	free_secret(&c->tok);
+	secret_free(&c->ak);
+	secret_free(&c->sk);
+	secret_free(&c->tok);
 }
 
 static int creds_set(struct creds *c, const char *ak, const char *sk,
@@ -322,24 +320,62 @@ static int creds_resolve(const struct stfs_conf *conf, enum s3_provider prov,
 	int rc;
 
 	if (conf && conf->access_key && *conf->access_key && conf->secret_key &&
-	    *conf->secret_key)
+	    *conf->secret_key) {
+		c->from = conf_is_explicit(conf, "access_key") ? "config keys"
+			  : conf->seatunnel_yaml
+				  ? "seatunnel.yaml or environment"
+				  : "environment";
 		return creds_set(c, conf->access_key, conf->secret_key,
 				 conf->session_token && *conf->session_token
 					 ? conf->session_token
 					 : NULL);
+	}
 	if (conf && conf->credentials_file && *conf->credentials_file) {
+		c->from = "credentials_file";
 		rc = creds_from_file(conf->credentials_file, c);
 		if (rc < 0 || c->ak)
 			return rc;
 	}
+	c->from = "environment";
 	rc = creds_from_env(prov, c);
 	if (rc < 0 || c->ak)
 		return rc;
+	c->from = NULL;
 	if (conf && conf->access_key && *conf->access_key) {
 		log_err("s3: access_key is set but no secret_key");
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/*
+ * The credentials of the backend: for AWS the provider chain of awscred
+ * (the static keys found above come first unless conf names providers);
+ * for OSS, COS and GCS HMAC the static keys, or unsigned requests.
+ */
+static int cred_open(struct s3_priv *sp, const struct stfs_conf *conf,
+		     const struct creds *c)
+{
+	struct awscred_conf ac = {
+		.access_key = c->ak,
+		.secret_key = c->sk,
+		.session_token = c->tok,
+		.static_from = c->from,
+		/* metadata services answer fast: a short deadline */
+		.timeout_ms = sp->timeout_ms < 3000 ? sp->timeout_ms : 3000,
+		.connect_ms = sp->connect_ms,
+		.ca_file = sp->ca_file,
+	};
+
+	if (c->ak && strchr(c->ak, ':')) {
+		log_err("s3: access key holds ':'");
+		return -EINVAL;
+	}
+	if (sp->uri.prov == S3_PROV_AWS)
+		ac.provider = conf ? conf->aws_credentials_provider : NULL;
+	else
+		ac.provider = c->ak ? "static" : "anonymous";
+	return awscred_open(&ac, &sp->cred);
 }
 
 /* ---- init / destroy ------------------------------------------------- */
@@ -453,36 +489,21 @@ static int s3_init(struct backend *be, const char *uri,
 	rc = creds_resolve(conf, sp->uri.prov, &c);
 	if (rc < 0)
 		return rc == -ENOMEM || rc == -EACCES ? rc : -EINVAL;
-	if (c.ak) {
-		struct buf b;
+	rc = cred_open(sp, conf, &c);
+	creds_wipe(&c);
+	if (rc < 0)
+		return rc;
+	{
+		struct awscred_set *cs = NULL;
 
-		buf_init(&b, 8192);
-		if (strchr(c.ak, ':')) {
-			log_err("s3: access key holds ':'");
-			creds_wipe(&c);
-			return -EINVAL;
-		}
-		rc = buf_printf(&b, "%s:%s", c.ak, c.sk);
-		if (rc == 0)
-			sp->userpwd = buf_detach(&b, NULL);
-		if (b.data)
-			explicit_bzero(b.data, b.len);
-		buf_release(&b);
-		if (rc == 0 && c.tok) {
-			buf_init(&b, 16384);
-			rc = buf_printf(&b, "x-amz-security-token: %s", c.tok);
-			if (rc == 0)
-				sp->token_hdr = buf_detach(&b, NULL);
-			if (b.data)
-				explicit_bzero(b.data, b.len);
-			buf_release(&b);
-		}
-		creds_wipe(&c);
-		if (rc < 0 || !sp->userpwd)
-			return -ENOMEM;
-	} else {
-		log_info("s3: no credentials for %s://%s: requests go unsigned",
-			 s3_provider_name(sp->uri.prov), sp->uri.bucket);
+		if (awscred_get(sp->cred, &cs) == 0 && !cs)
+			log_info("s3: no credentials for %s://%s: requests go "
+				 "unsigned",
+				 s3_provider_name(sp->uri.prov),
+				 sp->uri.bucket);
+		else if (cs)
+			log_info("s3: credentials from %s", cs->source);
+		awscred_put(cs);
 	}
 	log_debug("s3: %s bucket '%s' prefix '%s' at %s (%s, region %s)",
 		  s3_provider_name(sp->uri.prov), sp->uri.bucket,
@@ -502,8 +523,8 @@ static void s3_destroy(struct backend *be)
 	if (!sp)
 		return;
 	ra_stop_workers(sp);
-	free_secret(&sp->userpwd);
-	free_secret(&sp->token_hdr);
+	awscred_close(sp->cred);
+	sp->cred = NULL;
 	free(sp->ca_file);
 	sp->ca_file = NULL;
 	for (c = sp->chunks; c; c = nx) {
@@ -557,9 +578,10 @@ static void b64_md5(const void *p, size_t n, char out[32])
  * are additional "Name: value" headers (NULL-terminated, or NULL).
  * Returns what http_perform() returned.
  */
-static int s3_do(struct s3_priv *sp, const char *method, const char *url,
-		 const char *const *extra, const void *body, size_t body_len,
-		 size_t max_body, struct http_resp *resp)
+static int s3_do_once(struct s3_priv *sp, const struct awscred_set *cs,
+		      const char *method, const char *url,
+		      const char *const *extra, const void *body,
+		      size_t body_len, size_t max_body, struct http_resp *resp)
 {
 	const char *hdrs[S3_MAX_HDRS + 1];
 	char sha_hdr[96], sha[65];
@@ -574,8 +596,8 @@ static int s3_do(struct s3_priv *sp, const char *method, const char *url,
 		.connect_timeout_ms = sp->connect_ms,
 		.retries = sp->retries,
 		.max_body = max_body,
-		.userpwd = sp->userpwd,
-		.aws_sigv4 = sp->userpwd ? sp->sigv4 : NULL,
+		.userpwd = cs ? cs->userpwd : NULL,
+		.aws_sigv4 = cs ? sp->sigv4 : NULL,
 		.ca_file = sp->ca_file,
 	};
 
@@ -588,12 +610,67 @@ static int s3_do(struct s3_priv *sp, const char *method, const char *url,
 			 "x-amz-content-sha256: UNSIGNED-PAYLOAD");
 	}
 	hdrs[nh++] = sha_hdr;
-	if (sp->token_hdr)
-		hdrs[nh++] = sp->token_hdr;
+	if (cs && cs->token_hdr)
+		hdrs[nh++] = cs->token_hdr;
 	for (; extra && *extra && nh < S3_MAX_HDRS; extra++)
 		hdrs[nh++] = *extra;
 	hdrs[nh] = NULL;
 	return http_perform(&req, resp);
+}
+
+/* did the store refuse the request's credentials as expired or unknown? */
+static bool s3_creds_refused(const struct http_resp *resp, bool head)
+{
+	struct s3_error e = {{0}, {0}};
+
+	if (resp->status != 400 && resp->status != 403)
+		return false;
+	if (head)
+		return resp->status == 403 || resp->status == 400;
+	if (resp->body.len)
+		s3_xml_parse_error(resp->body.data, resp->body.len, &e);
+	return awscred_code_expired(e.code);
+}
+
+/*
+ * One request with the backend's deadline, retries and signing.  `extra`
+ * are additional "Name: value" headers (NULL-terminated, or NULL).  A
+ * request refused with an expired token (or keys rotated away) is sent
+ * once more with fresh credentials.  Returns what http_perform() returned.
+ */
+static int s3_do(struct s3_priv *sp, const char *method, const char *url,
+		 const char *const *extra, const void *body, size_t body_len,
+		 size_t max_body, struct http_resp *resp)
+{
+	struct awscred_set *cs = NULL, *again = NULL;
+	bool head = !strcmp(method, "HEAD");
+	int rc;
+
+	rc = awscred_get(sp->cred, &cs);
+	if (rc < 0) {
+		snprintf(resp->error, sizeof(resp->error), "no credentials: %s",
+			 strerror(-rc));
+		return rc == -ETIMEDOUT ? rc : -EACCES;
+	}
+	rc = s3_do_once(sp, cs, method, url, extra, body, body_len, max_body,
+			resp);
+	if (rc == 0 && cs && s3_creds_refused(resp, head) &&
+	    awscred_refused(sp->cred, cs) &&
+	    awscred_get(sp->cred, &again) == 0 && again &&
+	    (strcmp(again->userpwd, cs->userpwd) ||
+	     !again->token_hdr != !cs->token_hdr ||
+	     (again->token_hdr && strcmp(again->token_hdr, cs->token_hdr)))) {
+		log_info("s3: %s: credentials refused, sending again with "
+			 "fresh ones from %s",
+			 method, again->source);
+		http_resp_release(resp);
+		http_resp_init(resp);
+		rc = s3_do_once(sp, again, method, url, extra, body, body_len,
+				max_body, resp);
+	}
+	awscred_put(again);
+	awscred_put(cs);
+	return rc;
 }
 
 /*
@@ -1576,6 +1653,13 @@ static int s3_remove_many(struct backend *be, const char *const *paths,
 	return 0;
 }
 
+static int s3_describe(struct backend *be, struct buf *out)
+{
+	struct s3_priv *sp = be->priv;
+
+	return sp->cred ? awscred_describe(sp->cred, out) : 0;
+}
+
 const struct be_ops be_s3_ops = {
 	.name = "s3",
 	.schemes = s3_schemes,
@@ -1588,4 +1672,5 @@ const struct be_ops be_s3_ops = {
 	.read = s3_read,
 	.remove = s3_remove,
 	.remove_many = s3_remove_many,
+	.describe = s3_describe,
 };

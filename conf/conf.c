@@ -94,6 +94,8 @@ static const struct conf_key conf_keys[] = {
 	K("secret_key", CT_SECRET, secret_key, false, 0, 0),
 	K("session_token", CT_SECRET, session_token, false, 0, 0),
 	K("credentials_file", CT_ABS, credentials_file, false, 0, 0),
+	K("aws_credentials_provider", CT_STR, aws_credentials_provider, false,
+	  0, 0),
 	K("endpoint", CT_STR, endpoint, false, 0, 0),
 	K("region", CT_STR, region, false, 0, 0),
 	K("ca_file", CT_ABS, ca_file, false, 0, 0),
@@ -1219,6 +1221,7 @@ static const struct imp imp_s3[] = {
 	{"secret_key", "fs.s3a.secret.key"},
 	{"session_token", "fs.s3a.session.token"},
 	{"path_style", "fs.s3a.path.style.access"},
+	{"aws_credentials_provider", "fs.s3a.aws.credentials.provider"},
 	{NULL, NULL},
 };
 static const struct imp imp_oss[] = {

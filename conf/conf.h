@@ -65,6 +65,7 @@ struct stfs_conf {
 	char *secret_key;    /* secret */
 	char *session_token; /* secret */
 	char *credentials_file;
+	char *aws_credentials_provider; /* awscred provider list, or NULL */
 	char *endpoint;
 	char *region;
 	char *ca_file;

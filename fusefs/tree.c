@@ -823,7 +823,14 @@ int tree_render(struct view *v, const struct node *n, struct buf *out,
 		return render_health(v, out);
 	case PF_CONFIG:
 		*mtime_s = v->fs->start_ms / 1000;
-		return conf_render(&v->fs->conf, out);
+		{
+			int crc = conf_render(&v->fs->conf, out);
+
+			/* the storage's credentials: provider, expiry */
+			if (crc == 0)
+				crc = be_describe(v->fs->ckpt, out);
+			return crc;
+		}
 	case PF_AUDIT:
 		*mtime_s = v->now_ms / 1000;
 		return v->fs->audit ? audit_snapshot(v->fs->audit, out) : 0;

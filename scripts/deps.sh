@@ -9,7 +9,11 @@ restic tar curl clang libclang-rt-14-dev procps prometheus libssl-dev
 clang-format cppcheck clang-tidy libsystemd-dev systemd rsyslog
 prometheus-node-exporter
 maven openjdk-17-jdk-headless
+openssl
 $STFS_DEPS_EXTRA"
+# openssl: test_cloud.sh's service-account keys and JWT checks; its Go
+# emulators (amazon-ec2-metadata-mock, fake-gcs-server) are go-installed by
+# the suite itself into ~/.cache/stfs-go
 # node and npm run the S3 test server (s3rver); the machine may have its own
 command -v npm >/dev/null 2>&1 || PKGS="$PKGS nodejs npm"
 missing=""
