@@ -96,6 +96,12 @@ struct catalog *stfs_catalog(struct stfs *fs, unsigned max_age_ms);
 struct engine_snap *stfs_engine(struct stfs *fs, unsigned max_age_ms);
 /** Forget the cached catalog and pseudo-files (after a deletion). */
 void stfs_invalidate(struct stfs *fs);
+/**
+ * Objects `keys` were deleted through stfs: take them out of the cached
+ * catalog in place (catalog_remove_keys, no listing) and forget the
+ * pseudo-files.  Falls back to stfs_invalidate when memory is short.
+ */
+void stfs_catalog_removed(struct stfs *fs, const char *const *keys, size_t n);
 
 #define STFS_INC(fs, field) \
 	__atomic_add_fetch(&(fs)->n.field, 1, __ATOMIC_RELAXED)

@@ -575,6 +575,40 @@ static void test_tree_group_lookup_edges(void **state)
 			 -ENOENT);
 }
 
+/* a deletion through stfs updates the catalog without listing again */
+static void test_tree_removal_updates_catalog_in_place(void **state)
+{
+	struct fixture *f = *state;
+	const char *key = "100/2000-2-1-2.ser";
+	struct node n;
+	unsigned lists;
+
+	assert_int_equal(
+		tree_resolve(&f->v, "/jobs/100/pipelines/1/checkpoints/latest",
+			     &n),
+		0);
+	assert_string_equal(n.link, "2");
+	view_close(&f->v);
+	lists = fake_be_calls(f->fs.ckpt, FAKE_LIST);
+	assert_int_equal(be_remove(f->fs.ckpt, key), 0);
+	stfs_catalog_removed(&f->fs, &key, 1);
+	view_open(&f->fs, &f->v);
+	assert_int_equal(fake_be_calls(f->fs.ckpt, FAKE_LIST), lists);
+	assert_int_equal(
+		tree_resolve(&f->v, "/jobs/100/pipelines/1/checkpoints/2", &n),
+		-ENOENT);
+	/* the restore point is chosen again: the newest finished .ser left */
+	assert_int_equal(
+		tree_resolve(&f->v, "/jobs/100/pipelines/1/checkpoints/latest",
+			     &n),
+		0);
+	assert_string_equal(n.link, "1");
+	assert_string_equal(list(f, "/jobs/100/pipelines/1/checkpoints"),
+			    "1 3 latest ");
+	/* and the other jobs are still there */
+	assert_string_equal(list(f, "/jobs"), "100 200 300 400 ");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -609,6 +643,9 @@ int main(void)
 			setup_big, teardown),
 		cmocka_unit_test_setup_teardown(test_tree_group_lookup_edges,
 						setup_big, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_tree_removal_updates_catalog_in_place, setup,
+			teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
