@@ -636,6 +636,7 @@ static void keep_obj(void *cookie, const struct cat_obj *o)
 	memset(b, 0, sizeof(*b));
 	b->o = *o;
 	b->o.restore_point = false; /* chosen again */
+	b->o.of = NULL;		    /* linked again, to the copies */
 	b->cls = o->kind == CAT_DOC_SP	? CLS_SP
 		 : o->kind == CAT_STRAY ? CLS_STRAY
 					: CLS_PIPE;

@@ -535,6 +535,9 @@ static void assert_same_obj(const struct cat_obj *a, const struct cat_obj *b)
 	assert_int_equal(a->size, b->size);
 	assert_int_equal(a->kind, b->kind);
 	assert_int_equal(a->restore_point, b->restore_point);
+	assert_int_equal(a->of == NULL, b->of == NULL);
+	if (a->of)
+		assert_string_equal(a->of->key, b->of->key);
 }
 
 static void assert_same_catalog(const struct catalog *a,
@@ -598,6 +601,7 @@ static void test_catalog_remove_keys_matches_a_fresh_build(void **state)
 		{"10/1700000000100-5-1-1.ser", 10, 1 * MS},
 		{"10/1700000000200-7-1-2.ser", 20, 2 * MS},
 		{"10/1700000000300-5-1-3.ser", 30, 3 * MS},
+		{"10/.1700000000300-5-1-3.ser.crc", 1, 3 * MS},
 		{"10/1700000000400-5-1-4.sertmp", 3, 5 * MS},
 		{"10/1700000000250-7-2-1.ser", 5, 4 * MS},
 		{"10/notes.txt", 1, 1 * MS},
@@ -610,7 +614,8 @@ static void test_catalog_remove_keys_matches_a_fresh_build(void **state)
 	};
 	/* the order of the deletions: restore points first, so the next one
 	 * must be chosen; every job emptied in the end */
-	static const size_t order[] = {2, 7, 8, 0, 11, 4, 9, 3, 5, 10, 1, 6};
+	static const size_t order[] = {2, 7, 8,	 0, 12, 4, 9,
+				       3, 5, 11, 1, 6,	10};
 	bool gone[NELEM(all)] = {false};
 	struct catalog *c = build(all, NELEM(all)), *d;
 
