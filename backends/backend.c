@@ -277,35 +277,6 @@ int be_remove(struct backend *be, const char *path)
 	return rc;
 }
 
-int be_remove_many(struct backend *be, const char *const *paths, size_t n,
-		   int *results)
-{
-	uint64_t t0;
-	size_t i;
-	int rc;
-
-	if (n == 0)
-		return 0;
-	if (!be->ops->remove_many && !be->ops->remove) {
-		for (i = 0; i < n; i++)
-			results[i] = -EROFS;
-		return -EROFS;
-	}
-	if (!be->ops->remove_many) {
-		for (i = 0; i < n; i++)
-			results[i] = be_remove(be, paths[i]);
-		return 0;
-	}
-	t0 = mono_us();
-	stat_add(&be->stats.removes, n);
-	rc = be->ops->remove_many(be, paths, n, results);
-	if (rc < 0)
-		for (i = 0; i < n; i++)
-			results[i] = rc;
-	stat_done(be, t0, rc);
-	return rc;
-}
-
 int be_rmdir(struct backend *be, const char *path)
 {
 	uint64_t t0;

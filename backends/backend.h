@@ -70,8 +70,7 @@ typedef int (*be_fill_fn)(void *cookie, const char *name,
 #define BE_LIST_RECURSIVE 0x1 /* every file below `dir`, at any depth */
 
 /* capabilities */
-#define BE_CAP_DELETE	   0x1 /* remove() works */
-#define BE_CAP_REMOVE_MANY 0x2 /* remove_many() is worth calling */
+#define BE_CAP_DELETE 0x1 /* remove() works */
 
 struct backend;
 
@@ -118,13 +117,6 @@ struct be_ops {
 			size_t size, off_t off);
 	/** Optional (NULL: -EROFS).  Delete one file. 0; -ENOENT; ... */
 	int (*remove)(struct backend *be, const char *path);
-	/**
-	 * Optional.  Delete several files in as few requests as the store
-	 * allows.  results[i] receives 0 or -errno per path.  Returns 0 when
-	 * the request itself went through (check results), else -errno.
-	 */
-	int (*remove_many)(struct backend *be, const char *const *paths,
-			   size_t n, int *results);
 	/**
 	 * Optional (NULL: the store has no real directories, nothing to do;
 	 * be_rmdir() then returns 0).  Remove one EMPTY directory, such as
@@ -176,10 +168,6 @@ int be_stat(struct backend *be, const char *path, struct be_attr *out);
 ssize_t be_read(struct backend *be, const char *path, void *buf, size_t size,
 		off_t off);
 int be_remove(struct backend *be, const char *path);
-/** remove_many when the backend has it, else remove() one by one. */
-int be_remove_many(struct backend *be, const char *const *paths, size_t n,
-		   int *results);
-
 /**
  * Remove one empty directory (ops->rmdir).  0 when the backend has no
  * directories (slot NULL); -EROFS when the backend cannot delete at all

@@ -163,7 +163,53 @@ void engine_snap_put(struct engine_snap *s)
 		if (big)
 			malloc_trim(0); /* give a large history back */
 	}
+	free(s->by_name);
 	free(s);
+}
+
+struct engine_name_idx {
+	size_t n;
+	const struct engine_job *v[];
+};
+
+static int cmp_job_name(const void *a, const void *b)
+{
+	const struct engine_job *x = *(const struct engine_job *const *)a;
+	const struct engine_job *y = *(const struct engine_job *const *)b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : jobid_cmp(x->id, y->id);
+}
+
+const struct engine_job *const *engine_snap_by_name(struct engine_snap *s,
+						    size_t *n)
+{
+	struct engine_name_idx *idx, *none = NULL;
+	size_t k = 0;
+
+	*n = 0;
+	if (!s || s == &oom_snap || !s->n_jobs)
+		return NULL;
+	idx = __atomic_load_n(&s->by_name, __ATOMIC_ACQUIRE);
+	if (!idx) {
+		idx = malloc(sizeof(*idx) + s->n_jobs * sizeof(idx->v[0]));
+		if (!idx)
+			return NULL;
+		for (size_t i = 0; i < s->n_jobs; i++)
+			if (s->jobs[i].name && s->jobs[i].name[0])
+				idx->v[k++] = &s->jobs[i];
+		idx->n = k;
+		qsort(idx->v, k, sizeof(idx->v[0]), cmp_job_name);
+		/* another thread may have built it meanwhile: keep theirs */
+		if (!__atomic_compare_exchange_n(&s->by_name, &none, idx, false,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE)) {
+			free(idx);
+			idx = none;
+		}
+	}
+	*n = idx->n;
+	return idx->n ? idx->v : NULL;
 }
 
 static struct engine_snap *snap_get(struct engine_snap *s)

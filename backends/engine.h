@@ -80,6 +80,8 @@ struct engine_job {
 	size_t n_pipelines;
 };
 
+struct engine_name_idx;
+
 struct engine_snap {
 	int refs; /* atomic */
 	int err;  /* 0: this data is a fresh answer; else -errno of the failed
@@ -103,6 +105,8 @@ struct engine_snap {
 	 * snapshot (a failed fetch re-serving the last-known jobs); a ref is
 	 * held on it and dropped with this one. */
 	struct engine_snap *owner;
+	/* private: engine_snap_by_name()'s index, built on first use */
+	struct engine_name_idx *by_name;
 };
 
 struct engine;
@@ -134,6 +138,15 @@ void engine_snap_put(struct engine_snap *s);
 /** Binary search by id; NULL when absent. */
 const struct engine_job *engine_snap_find(const struct engine_snap *s,
 					  const char *id);
+
+/**
+ * The jobs that have a name, sorted by name (strcmp) then id: an index
+ * built on the first call and kept with the snapshot, so that by-name/
+ * lookups cost O(log n).  *n gets the count; NULL when there is none (or
+ * no memory for the index).  Thread-safe.
+ */
+const struct engine_job *const *engine_snap_by_name(struct engine_snap *s,
+						    size_t *n);
 
 /**
  * Ask /job-info/<id> now (no cache).  0 and *out filled (free with

@@ -494,19 +494,6 @@ static int gcs_remove(struct backend *be, const char *path)
 	return rc;
 }
 
-static int gcs_remove_many(struct backend *be, const char *const *paths,
-			   size_t n, int *results)
-{
-	struct gcs_priv *gp = be->priv;
-
-	if (gp->xml && gp->xml->ops->remove_many)
-		return (int)mirror(be, gp->xml->ops->remove_many(gp->xml, paths,
-								 n, results));
-	for (size_t i = 0; i < n; i++)
-		results[i] = gcs_remove(be, paths[i]);
-	return 0;
-}
-
 static int gcs_describe(struct backend *be, struct buf *out)
 {
 	struct gcs_priv *gp = be->priv;
@@ -618,7 +605,7 @@ static void gcs_destroy(struct backend *be)
 const struct be_ops be_gcs_ops = {
 	.name = "gcs",
 	.schemes = gcs_schemes,
-	.caps = BE_CAP_DELETE | BE_CAP_REMOVE_MANY,
+	.caps = BE_CAP_DELETE,
 	.priv_size = sizeof(struct gcs_priv),
 	.init = gcs_init,
 	.destroy = gcs_destroy,
@@ -626,6 +613,5 @@ const struct be_ops be_gcs_ops = {
 	.stat = gcs_stat,
 	.read = gcs_read,
 	.remove = gcs_remove,
-	.remove_many = gcs_remove_many,
 	.describe = gcs_describe,
 };

@@ -22,8 +22,7 @@
  * that hit the deadline fails again at once for a second (the kernel
  * re-reads a failed page by itself).  Listed names with
  * an empty, "." or ".." component or a control character are skipped with
- * a warning.  remove_many() is the multi-object DELETE (1000 keys per
- * request).
+ * a warning.
  *
  * URLs are built canonical by s3_url (libcurl 7.88 signs them verbatim);
  * x-amz-content-sha256 is added here (UNSIGNED-PAYLOAD, or the body's
@@ -72,7 +71,6 @@
 #include "s3_xml.h"
 
 #define S3_MAX_KEYS_DFLT 1000
-#define S3_DELETE_BATCH	 1000
 #define RA_CHUNKS	 64
 #define RA_MIN		 ((size_t)128 << 10)
 #define RA_MAX		 ((size_t)8 << 20)
@@ -561,16 +559,6 @@ static void hex_sha256(const void *p, size_t n, char out[65])
 		out[2 * i + 1] = hx[md[i] & 0xf];
 	}
 	out[2 * i] = '\0';
-}
-
-static void b64_md5(const void *p, size_t n, char out[32])
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-
-	out[0] = '\0';
-	if (EVP_Digest(p, n, md, &mdlen, EVP_md5(), NULL) && mdlen == 16)
-		EVP_EncodeBlock((unsigned char *)out, md, 16);
 }
 
 /*
@@ -1510,149 +1498,6 @@ static int s3_remove(struct backend *be, const char *path)
 	return rc;
 }
 
-struct del_ctx {
-	const char *const *keys; /* full keys of this batch, NULL: not sent */
-	int *results;
-	bool *seen;
-	size_t n;
-};
-
-static int del_cb(void *cookie, const char *key, const char *code,
-		  const char *message)
-{
-	struct del_ctx *dc = cookie;
-	size_t i;
-
-	(void)message;
-	for (i = 0; i < dc->n; i++) {
-		if (dc->seen[i] || !dc->keys[i] || strcmp(dc->keys[i], key))
-			continue;
-		dc->seen[i] = true;
-		if (!code) {
-			dc->results[i] = 0;
-		} else {
-			int err = s3_code_to_errno(code);
-
-			dc->results[i] = err ? err : -EIO;
-			if (dc->results[i] != -ENOENT)
-				log_warn("s3: delete '%s': %s", key, code);
-		}
-		break;
-	}
-	return 0;
-}
-
-/* one multi-object DELETE of at most S3_DELETE_BATCH paths */
-static int s3_remove_batch(struct backend *be, const char *const *paths,
-			   size_t n, int *results)
-{
-	struct s3_priv *sp = be->priv;
-	char **keys = calloc(n, sizeof(*keys));
-	bool *seen = calloc(n, sizeof(*seen));
-	struct del_ctx dc = {.results = results, .seen = seen, .n = n};
-	char md5[32], md5_hdr[64];
-	const char *extra[3] = {md5_hdr, "Content-Type: application/xml", NULL};
-	struct s3_param p = {"delete", ""};
-	struct http_resp resp;
-	struct buf body, url;
-	size_t i, sent = 0;
-	int rc = 0;
-
-	http_resp_init(&resp);
-	buf_init(&body, (size_t)16 << 20);
-	buf_init(&url, 16384);
-	if (!keys || !seen) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	dc.keys = (const char *const *)keys;
-	rc = buf_puts(&body, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
-			     "<Delete><Quiet>false</Quiet>");
-	for (i = 0; i < n && rc == 0; i++) {
-		char key[S3_KEY_MAX + 1];
-		size_t mark = body.len;
-
-		results[i] = file_key(sp, paths[i], key);
-		if (results[i] < 0)
-			continue;
-		rc = buf_puts(&body, "<Object><Key>");
-		if (rc == 0) {
-			rc = s3_xml_escape(&body, key);
-			if (rc == -EILSEQ) {
-				/* XML cannot carry it: not sent */
-				body.len = mark;
-				body.data[mark] = '\0';
-				results[i] = -EINVAL;
-				rc = 0;
-				continue;
-			}
-		}
-		if (rc == 0)
-			rc = buf_puts(&body, "</Key></Object>");
-		if (rc == 0) {
-			keys[i] = strdup(key);
-			if (!keys[i])
-				rc = -ENOMEM;
-			results[i] = -EIO; /* until the answer says */
-			sent++;
-			ra_forget(sp, key);
-		}
-	}
-	if (rc == 0)
-		rc = buf_puts(&body, "</Delete>");
-	if (rc < 0 || sent == 0)
-		goto out;
-	b64_md5(body.data, body.len, md5);
-	snprintf(md5_hdr, sizeof(md5_hdr), "Content-MD5: %s", md5);
-	rc = s3_url_bucket(&url, &sp->addr, &p, 1);
-	if (rc < 0)
-		goto out;
-	rc = s3_do(sp, "POST", url.data, extra, body.data, body.len, S3_XML_MAX,
-		   &resp);
-	rc = s3_result(be, "delete", sp->uri.prefix, rc, &resp);
-	if (rc < 0)
-		goto out;
-	rc = s3_xml_parse_delete(resp.body.data, resp.body.len, del_cb, &dc);
-	if (rc < 0) {
-		log_warn("s3: multi-delete: unparsable DeleteResult");
-		be_note_error(be, -EIO, "delete: bad XML");
-		rc = rc == -ENOMEM ? rc : -EIO;
-	}
-	for (i = 0; i < n && rc == 0; i++)
-		if (keys[i] && !seen[i])
-			log_warn("s3: multi-delete: no result for '%s'",
-				 keys[i]);
-out:
-	if (keys)
-		for (i = 0; i < n; i++)
-			free(keys[i]);
-	free(keys);
-	free(seen);
-	buf_release(&body);
-	buf_release(&url);
-	http_resp_release(&resp);
-	return rc;
-}
-
-static int s3_remove_many(struct backend *be, const char *const *paths,
-			  size_t n, int *results)
-{
-	size_t i;
-	int rc;
-
-	for (i = 0; i < n; i += S3_DELETE_BATCH) {
-		size_t m = n - i > S3_DELETE_BATCH ? S3_DELETE_BATCH : n - i;
-
-		rc = s3_remove_batch(be, paths + i, m, results + i);
-		if (rc < 0) {
-			for (size_t j = i; j < n; j++)
-				results[j] = rc;
-			return rc;
-		}
-	}
-	return 0;
-}
-
 static int s3_describe(struct backend *be, struct buf *out)
 {
 	struct s3_priv *sp = be->priv;
@@ -1663,7 +1508,7 @@ static int s3_describe(struct backend *be, struct buf *out)
 const struct be_ops be_s3_ops = {
 	.name = "s3",
 	.schemes = s3_schemes,
-	.caps = BE_CAP_DELETE | BE_CAP_REMOVE_MANY,
+	.caps = BE_CAP_DELETE,
 	.priv_size = sizeof(struct s3_priv),
 	.init = s3_init,
 	.destroy = s3_destroy,
@@ -1671,6 +1516,5 @@ const struct be_ops be_s3_ops = {
 	.stat = s3_stat,
 	.read = s3_read,
 	.remove = s3_remove,
-	.remove_many = s3_remove_many,
 	.describe = s3_describe,
 };

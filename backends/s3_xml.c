@@ -406,58 +406,6 @@ int s3_xml_parse_error(const char *xml, size_t len, struct s3_error *out)
 	return 0;
 }
 
-int s3_xml_parse_delete(const char *xml, size_t len, s3_delete_fn fn,
-			void *cookie)
-{
-	const xmlNode *root, *c, *k;
-	char code[64], msg[256];
-	xmlDoc *doc;
-	int rc;
-
-	rc = parse_doc(xml, len, "DeleteResult", &doc, &root);
-	if (rc < 0)
-		return rc;
-	for (c = root->children; c; c = c->next) {
-		bool err = is_elem(c, "Error");
-		size_t kl = 0;
-		char *key;
-		int stop;
-
-		if (!err && !is_elem(c, "Deleted"))
-			continue;
-		k = child(c, "Key");
-		if (!k)
-			continue;
-		key = node_text(k, &kl);
-		if (!key) {
-			rc = -ENOMEM;
-			break;
-		}
-		if (strlen(key) != kl) {
-			free(key);
-			continue;
-		}
-		code[0] = msg[0] = '\0';
-		if (err) {
-			const xmlNode *x = child(c, "Code");
-
-			if (x)
-				node_text_fixed(x, code, sizeof(code));
-			x = child(c, "Message");
-			if (x)
-				node_text_fixed(x, msg, sizeof(msg));
-			if (!code[0])
-				snprintf(code, sizeof(code), "InternalError");
-		}
-		stop = fn(cookie, key, err ? code : NULL, msg);
-		free(key);
-		if (stop)
-			break;
-	}
-	xmlFreeDoc(doc);
-	return rc;
-}
-
 static const struct {
 	const char *code;
 	int err;
@@ -515,43 +463,4 @@ int s3_code_to_errno(const char *code)
 		if (!strcmp(s3_codes[i].code, code))
 			return -s3_codes[i].err;
 	return 0;
-}
-
-int s3_xml_escape(struct buf *out, const char *s)
-{
-	const char *p, *rep;
-	int rc = 0;
-
-	for (p = s; *p && rc == 0; p++) {
-		unsigned char c = (unsigned char)*p;
-
-		if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
-			return -EILSEQ;
-		switch (c) {
-		case '&':
-			rep = "&amp;";
-			break;
-		case '<':
-			rep = "&lt;";
-			break;
-		case '>':
-			rep = "&gt;";
-			break;
-		case '"':
-			rep = "&quot;";
-			break;
-		case '\'':
-			rep = "&apos;";
-			break;
-		case '\r':
-			rep = "&#13;";
-			break;
-		default:
-			rep = NULL;
-		}
-		rc = rep ? buf_puts(out, rep) : buf_append(out, p, 1);
-	}
-	if (rc == 0 && !out->data)
-		rc = buf_append(out, "", 0);
-	return rc;
 }

@@ -1,7 +1,6 @@
 /*
  * s3_xml — pure libxml2 parsers for the S3 XML answers the backend reads:
- * ListObjectsV2 (ListBucketResult), Error, DeleteResult; the S3 error-code
- * table; the XML escaping of a multi-delete request body.
+ * ListObjectsV2 (ListBucketResult) and Error; the S3 error-code table.
  *
  * Elements are matched by local name, ignoring namespaces (s3rver uses
  * http://doc.s3.amazonaws.com/2006-03-01/, real S3
@@ -61,20 +60,6 @@ struct s3_error {
 int s3_xml_parse_error(const char *xml, size_t len, struct s3_error *out);
 
 /**
- * Called once per <Deleted> (code NULL) or <Error> (code set, message may
- * be "") entry of a DeleteResult.  Return non-zero to stop.
- */
-typedef int (*s3_delete_fn)(void *cookie, const char *key, const char *code,
-			    const char *message);
-
-/**
- * Parse a DeleteResult and call `fn` per entry.  0; -EINVAL (not a
- * DeleteResult); -EFBIG; -ENOMEM.
- */
-int s3_xml_parse_delete(const char *xml, size_t len, s3_delete_fn fn,
-			void *cookie);
-
-/**
  * -errno for an S3 error code: NoSuchKey/NoSuchBucket/NoSuchUpload ->
  * ENOENT; AccessDenied/SignatureDoesNotMatch/InvalidAccessKeyId/... ->
  * EACCES; SlowDown/Throttling/RequestTimeout... -> EAGAIN; InvalidRange
@@ -89,12 +74,5 @@ int s3_code_to_errno(const char *code);
  * fraction optional, 'Z' or "+00:00").  0 and *ns; -EINVAL.
  */
 int s3_parse_iso8601(const char *s, int64_t *ns);
-
-/**
- * Append `s` escaped for XML character data (&amp; &lt; &gt; &quot;
- * &apos;).  -EILSEQ when `s` holds a character XML 1.0 cannot carry
- * (C0 controls other than tab/LF/CR); else as buf_append().
- */
-int s3_xml_escape(struct buf *out, const char *s);
 
 #endif

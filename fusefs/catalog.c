@@ -204,25 +204,34 @@ static bool same_ckpt(const struct bobj *x, const struct bobj *y)
 
 /* ---- freeing */
 
+static void job_arrays_free(struct cat_job *jb)
+{
+	for (size_t j = 0; j < jb->n_pipes; j++) {
+		for (size_t k = 0; k < jb->pipes[j].n_ckpts; k++)
+			free(jb->pipes[j].ckpts[k].objs);
+		free(jb->pipes[j].ckpts);
+	}
+	free(jb->pipes);
+	free(jb->sp_objs);
+	free(jb->strays);
+}
+
 static void catalog_free(struct catalog *c)
 {
-	size_t i, j, k;
+	size_t i;
 
-	for (i = 0; i < c->n_jobs; i++) {
-		struct cat_job *jb = &c->jobs[i];
-
-		for (j = 0; j < jb->n_pipes; j++) {
-			for (k = 0; k < jb->pipes[j].n_ckpts; k++)
-				free(jb->pipes[j].ckpts[k].objs);
-			free(jb->pipes[j].ckpts);
-		}
-		free(jb->pipes);
-		free(jb->sp_objs);
-		free(jb->strays);
-	}
+	/* a derived catalog frees only the jobs it rebuilt */
+	for (i = 0; i < c->n_jobs; i++)
+		if (!c->base || (c->owned && c->owned[i]))
+			job_arrays_free(&c->jobs[i]);
+	for (i = 0; i < c->n_blocks; i++)
+		free(c->blocks[i]);
+	free(c->blocks);
+	free(c->owned);
 	free(c->jobs);
 	free(c->objs);
 	free(c->pool);
+	catalog_put(c->base);
 	free(c);
 }
 
@@ -392,18 +401,12 @@ static struct cat_obj **ptr_run(struct cat_obj *objs, size_t a, size_t b)
 	return v;
 }
 
-/* one job: objects [a, b) of c->objs, classes in bo[] */
-static int build_job(struct catalog *c, struct cat_job *jb,
-		     const struct bobj *bo, size_t a, size_t b, char **poolp)
+/* one job: objects [a, b) of objs, classes in bo[]; jb->id is set */
+static int build_job(struct cat_obj *objs, struct cat_job *jb,
+		     const struct bobj *bo, size_t a, size_t b)
 {
-	struct cat_obj *objs = c->objs;
 	size_t pe = a, se, i, s, n = 0;
 	int rc;
-
-	memcpy(*poolp, bo[a].job, bo[a].jlen);
-	(*poolp)[bo[a].jlen] = '\0';
-	jb->id = *poolp;
-	*poolp += bo[a].jlen + 1;
 
 	while (pe < b && bo[pe].cls == CLS_PIPE)
 		pe++;
@@ -562,7 +565,11 @@ static int from_entries(const struct cat_entry *ents,
 	for (s = 0, i = 1; i <= nb && nb; i++) {
 		if (i < nb && !cmp_job(&bo[s], &bo[i]))
 			continue;
-		rc = build_job(c, &c->jobs[c->n_jobs++], bo, s, i, &pp);
+		memcpy(pp, bo[s].job, bo[s].jlen);
+		pp[bo[s].jlen] = '\0';
+		c->jobs[c->n_jobs].id = pp;
+		pp += bo[s].jlen + 1;
+		rc = build_job(c->objs, &c->jobs[c->n_jobs++], bo, s, i);
 		if (rc < 0)
 			goto fail;
 		s = i;
@@ -576,6 +583,198 @@ fail:
 	free(bo);
 	free(sorted);
 	catalog_free(c);
+	return -ENOMEM;
+}
+
+/* ---- removing objects without listing */
+
+static bool key_in(const char *key, const char *const *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(keys[i], key) == 0)
+			return true;
+	return false;
+}
+
+/* Call fn for every object of job `jb`, in the catalog's order (pipelines,
+ * checkpoints, names; then savepoint data; then strays). */
+static void job_each_obj(const struct cat_job *jb,
+			 void (*fn)(void *cookie, const struct cat_obj *o),
+			 void *cookie)
+{
+	for (size_t j = 0; j < jb->n_pipes; j++)
+		for (size_t k = 0; k < jb->pipes[j].n_ckpts; k++)
+			for (size_t m = 0; m < jb->pipes[j].ckpts[k].n_objs;
+			     m++)
+				fn(cookie, jb->pipes[j].ckpts[k].objs[m]);
+	for (size_t j = 0; j < jb->n_sp; j++)
+		fn(cookie, jb->sp_objs[j]);
+	for (size_t j = 0; j < jb->n_strays; j++)
+		fn(cookie, jb->strays[j]);
+}
+
+struct keep {
+	const char *const *keys;
+	size_t n_keys;
+	struct bobj *bo;
+	size_t n;
+	size_t dropped;
+	uint64_t dropped_bytes;
+};
+
+static void keep_obj(void *cookie, const struct cat_obj *o)
+{
+	struct keep *k = cookie;
+	struct bobj *b;
+
+	if (key_in(o->key, k->keys, k->n_keys)) {
+		k->dropped++;
+		k->dropped_bytes += o->size;
+		return;
+	}
+	b = &k->bo[k->n++];
+	memset(b, 0, sizeof(*b));
+	b->o = *o;
+	b->o.restore_point = false; /* chosen again */
+	b->o.of = NULL;		    /* linked again, to the copies */
+	b->cls = o->kind == CAT_DOC_SP	? CLS_SP
+		 : o->kind == CAT_STRAY ? CLS_STRAY
+					: CLS_PIPE;
+}
+
+/*
+ * Rebuild job `old` without `keys` into *jb (owned by d).  0, with
+ * *left the objects kept (0: the job is gone, nothing allocated).
+ */
+static int rebuild_job(struct catalog *d, const struct cat_job *old,
+		       const char *const *keys, size_t n_keys,
+		       struct cat_job *jb, size_t *left, struct keep *k)
+{
+	struct cat_obj *objs = NULL, **nb;
+	size_t i;
+	int rc;
+
+	memset(k, 0, sizeof(*k));
+	k->keys = keys;
+	k->n_keys = n_keys;
+	k->bo = calloc(old->n_objs ? old->n_objs : 1, sizeof(*k->bo));
+	if (!k->bo)
+		return -ENOMEM;
+	job_each_obj(old, keep_obj, k);
+	*left = k->n;
+	memset(jb, 0, sizeof(*jb));
+	jb->id = old->id;
+	if (k->n == 0) {
+		free(k->bo);
+		return 0;
+	}
+	objs = calloc(k->n, sizeof(*objs));
+	nb = realloc(d->blocks, (d->n_blocks + 1) * sizeof(*nb));
+	if (!objs || !nb) {
+		free(objs);
+		if (nb)
+			d->blocks = nb;
+		free(k->bo);
+		return -ENOMEM;
+	}
+	d->blocks = nb;
+	d->blocks[d->n_blocks++] = objs;
+	/* the order kept is the order build_job needs (cmp_bobj's) */
+	for (i = 0; i < k->n; i++)
+		objs[i] = k->bo[i].o;
+	rc = build_job(objs, jb, k->bo, 0, k->n);
+	free(k->bo);
+	if (rc < 0)
+		job_arrays_free(jb);
+	return rc;
+}
+
+/* the job a key belongs to ("<id>/..." or "savepoint/<id>/..."), or NULL */
+static const struct cat_job *job_of_key(const struct catalog *c,
+					const char *key)
+{
+	char id[24];
+	const char *p = key, *e;
+
+	if (strncmp(p, "savepoint/", 10) == 0)
+		p += 10;
+	e = strchr(p, '/');
+	if (!e || (size_t)(e - p) >= sizeof(id))
+		return NULL;
+	memcpy(id, p, (size_t)(e - p));
+	id[e - p] = '\0';
+	return catalog_find(c, id);
+}
+
+int catalog_remove_keys(struct catalog *c, const char *const *keys, size_t n,
+			struct catalog **out)
+{
+	struct catalog *d;
+	unsigned char *hit;
+	size_t i, k = 0;
+	bool any = false;
+	int rc = -ENOMEM;
+
+	*out = NULL;
+	hit = calloc(c->n_jobs ? c->n_jobs : 1, 1);
+	if (!hit)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const struct cat_job *jb = job_of_key(c, keys[i]);
+
+		if (jb) {
+			hit[jb - c->jobs] = 1;
+			any = true;
+		}
+	}
+	if (!any) {
+		free(hit);
+		*out = catalog_get(c);
+		return 0;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		goto fail_hit;
+	d->refs = 1;
+	d->err = c->err;
+	d->built_ms = c->built_ms;
+	d->built_mono_ms = c->built_mono_ms;
+	d->n_ignored = c->n_ignored;
+	d->n_objs = c->n_objs;
+	d->bytes = c->bytes;
+	d->base = catalog_get(c->base ? c->base : c);
+	d->jobs = calloc(c->n_jobs, sizeof(*d->jobs));
+	d->owned = calloc(c->n_jobs, 1);
+	if (!d->jobs || !d->owned)
+		goto fail;
+	for (i = 0; i < c->n_jobs; i++) {
+		struct keep kp;
+		size_t left;
+
+		/* jobs `c` rebuilt die with `c`: rebuild them again (they
+		 * are few: the jobs deleted from since the last listing) */
+		if (!hit[i] && !(c->owned && c->owned[i])) {
+			d->jobs[k++] = c->jobs[i];
+			continue;
+		}
+		rc = rebuild_job(d, &c->jobs[i], hit[i] ? keys : NULL,
+				 hit[i] ? n : 0, &d->jobs[k], &left, &kp);
+		if (rc < 0)
+			goto fail;
+		d->n_objs -= kp.dropped;
+		d->bytes -= kp.dropped_bytes;
+		if (left)
+			d->owned[k++] = 1;
+	}
+	d->n_jobs = k;
+	free(hit);
+	*out = d;
+	return 0;
+fail:
+	d->n_jobs = k;
+	catalog_free(d);
+fail_hit:
+	free(hit);
 	return -ENOMEM;
 }
 

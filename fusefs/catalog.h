@@ -129,6 +129,13 @@ struct catalog {
 	size_t n_ignored; /* entries of the namespace that are not jobs
 			     (hostile keys and duplicates included) */
 	char *pool;	  /* private: the strings of objs and jobs */
+	/* private, for a catalog made by catalog_remove_keys: the listed
+	 * catalog whose strings, objects and unchanged jobs it shares (a
+	 * ref), which jobs it rebuilt itself, and their objects */
+	struct catalog *base;
+	unsigned char *owned; /* n_jobs flags, or NULL */
+	struct cat_obj **blocks;
+	size_t n_blocks;
 };
 
 /** One entry fed to the builder (tests use this without a backend). */
@@ -156,6 +163,17 @@ int catalog_build(struct backend *be, struct catalog **out);
  * -EINVAL when job_id is not a job id; else -errno of a listing. */
 int catalog_build_job(struct backend *be, const char *job_id,
 		      struct catalog **out);
+
+/**
+ * The catalog `c` without the objects whose keys are among `keys`, made
+ * without listing anything (after a deletion through stfs): the jobs that
+ * lose objects are rebuilt, their restore points chosen again, and a job
+ * left without objects disappears; every other job is shared with `c`.
+ * Costs O(jobs + objects of the rebuilt jobs).  Keys `c` does not hold are
+ * ignored.  0 and *out (a new reference; `c` is untouched); -ENOMEM.
+ */
+int catalog_remove_keys(struct catalog *c, const char *const *keys, size_t n,
+			struct catalog **out);
 
 /** Take a reference (atomic; any thread).  Returns c.  NULL-safe. */
 struct catalog *catalog_get(struct catalog *c);

@@ -187,14 +187,18 @@ static void inval_path(struct stfs *fs, const char *path)
 	pthread_mutex_unlock(&dc->lock);
 }
 
-/* Drop what the daemon and the kernel cached about job `id`. */
-static void after_change(struct stfs *fs, const char *id)
+/* Drop what the daemon and the kernel cached about job `id`; `key`: the
+ * object deleted, taken out of the catalog without listing again. */
+static void after_change(struct stfs *fs, const char *id, const char *key)
 {
 	static const char *const files[] = {"status", "deletable", "restore",
 					    "metrics", ""};
 	char p[128];
 
-	stfs_invalidate(fs);
+	if (key)
+		stfs_catalog_removed(fs, &key, 1);
+	else
+		stfs_invalidate(fs);
 	for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++) {
 		snprintf(p, sizeof(p), "/jobs/%s%s%s", id, *files[i] ? "/" : "",
 			 files[i]);
@@ -696,7 +700,7 @@ int delete_unlink(struct stfs *fs, const struct caller *c, const char *path)
 	}
 	audit_decision(fs, c, "unlink", path, key, t.d, t.res.rule, -rc);
 	if (rc == 0 && t.n.kind == ND_OBJ)
-		after_change(fs, t.id);
+		after_change(fs, t.id, key);
 	target_done(&t);
 	return rc;
 }
@@ -740,7 +744,7 @@ int delete_rmdir(struct stfs *fs, const struct caller *c, const char *path)
 		prune(fs->ckpt, t.id, 0);
 		snprintf(dir, sizeof(dir), "savepoint/%s", t.id);
 		prune(fs->ckpt, dir, 0);
-		after_change(fs, t.id);
+		after_change(fs, t.id, NULL);
 	}
 	audit_decision(fs, c, "rmdir", path, "", t.d, "", 0);
 	target_done(&t);
@@ -771,7 +775,7 @@ int delete_release(struct stfs *fs, const struct caller *c,
 	rc = release_set(fs->rel, t.id, release, c->uid, now_ms());
 	audit_decision(fs, c, op, job_path, "", t.d, t.res.rule, -rc);
 	if (rc == 0)
-		after_change(fs, t.id);
+		after_change(fs, t.id, NULL);
 	target_done(&t);
 	return rc;
 }

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,6 +211,17 @@ static int dir_fill(void *cookie, const char *name, const struct stat *st)
 }
 
 /*
+ * An open directory: its listing, taken at the first readdir (and again at
+ * a rewind to offset 0), so that a continuation at offset k resumes at
+ * entry k instead of listing everything again (tree.h, tree_dir).
+ */
+struct dir_handle {
+	pthread_mutex_t lock;
+	struct tree_dir
+		*d; /* protected by lock; NULL until the first readdir */
+};
+
+/*
  * A checkpoint's directory never changes but by deletion through stfs
  * (which the kernel sees): let the kernel keep its listing.  Every other
  * directory follows the sources and is listed afresh.
@@ -218,16 +230,59 @@ static int fs_opendir(const char *path, struct fuse_file_info *fi)
 {
 	struct view v;
 	struct node *n = NULL;
+	struct dir_handle *dh;
 	int rc;
 
 	rc = lookup(&v, path, &n);
+	if (rc == 0 && n->kind == ND_PSEUDO)
+		rc = -ENOTDIR;
 	if (rc == 0 && (n->kind == ND_CKPT ||
 			(n->kind == ND_SUBDIR && n->group == OG_CKPT))) {
 		fi->cache_readdir = 1;
 		fi->keep_cache = 1;
 	}
+	if (rc == 0) {
+		dh = calloc(1, sizeof(*dh));
+		if (!dh) {
+			rc = -ENOMEM;
+		} else {
+			pthread_mutex_init(&dh->lock, NULL);
+			fi->fh = (uint64_t)(uintptr_t)dh;
+		}
+	}
 	free(n);
 	view_close(&v);
+	return rc;
+}
+
+static int fs_releasedir(const char *path, struct fuse_file_info *fi)
+{
+	struct dir_handle *dh = (struct dir_handle *)(uintptr_t)fi->fh;
+
+	(void)path;
+	if (dh) {
+		tree_dir_close(dh->d);
+		pthread_mutex_destroy(&dh->lock);
+		free(dh);
+	}
+	return 0;
+}
+
+/* Take the listing of `path` into dh (lock held). */
+static int dir_take(struct dir_handle *dh, const char *path)
+{
+	struct view v;
+	struct node *n = NULL;
+	int rc;
+
+	tree_dir_close(dh->d);
+	dh->d = NULL;
+	rc = lookup(&v, path, &n);
+	if (rc == 0)
+		rc = tree_dir_open(&v, path, n, &dh->d);
+	else
+		view_close(&v);
+	free(n);
 	return rc;
 }
 
@@ -236,16 +291,19 @@ static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t filler,
 		      enum fuse_readdir_flags flags)
 {
 	struct stfs *fs = fs_ctx();
+	struct dir_handle *dh = (struct dir_handle *)(uintptr_t)fi->fh;
 	struct dir_fill d = {.buf = buf,
 			     .filler = filler,
 			     .plus = (flags & FUSE_READDIR_PLUS) != 0};
-	struct view v;
-	struct node *n = NULL;
-	int rc;
+	size_t from = off > 2 ? (size_t)(off - 2) : 0;
+	int rc = 0;
 
-	(void)fi;
 	STFS_INC(fs, readdir);
-	rc = lookup(&v, path, &n);
+	if (!dh)
+		return -EBADF;
+	pthread_mutex_lock(&dh->lock);
+	if (off == 0 || !dh->d)
+		rc = dir_take(dh, path);
 	if (rc)
 		goto out;
 	/* "." is offset 1, ".." 2, entry k (from 0) 3 + k */
@@ -253,12 +311,10 @@ static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t filler,
 		goto out;
 	if (off < 2 && filler(buf, "..", NULL, 2, 0))
 		goto out;
-	v.list_skip = off > 2 ? (long)(off - 2) : 0;
-	d.next = 2 + v.list_skip;
-	rc = tree_list(&v, path, n, dir_fill, &d);
+	d.next = 2 + (off_t)from;
+	rc = tree_dir_fill(dh->d, from, dir_fill, &d);
 out:
-	free(n);
-	view_close(&v);
+	pthread_mutex_unlock(&dh->lock);
 	return rc;
 }
 
@@ -709,6 +765,7 @@ const struct fuse_operations stfs_ops = {
 	.getattr = fs_getattr,
 	.opendir = fs_opendir,
 	.readdir = fs_readdir,
+	.releasedir = fs_releasedir,
 	.open = fs_open,
 	.read = fs_read,
 	.release = fs_release,

@@ -237,3 +237,24 @@ void stfs_invalidate(struct stfs *fs)
 	pthread_mutex_unlock(&fs->cat_lock);
 	pcache_clear(fs->pc);
 }
+
+void stfs_catalog_removed(struct stfs *fs, const char *const *keys, size_t n)
+{
+	struct catalog *d = NULL;
+	int rc = 0;
+
+	pthread_mutex_lock(&fs->cat_lock);
+	if (fs->cat)
+		rc = catalog_remove_keys(fs->cat, keys, n, &d);
+	if (rc == 0 && d) {
+		catalog_put(fs->cat);
+		fs->cat = d;
+	} else if (rc) {
+		catalog_put(fs->cat);
+		fs->cat = NULL;
+	}
+	/* a listing running now may predate the deletion: not installed */
+	fs->cat_gen++;
+	pthread_mutex_unlock(&fs->cat_lock);
+	pcache_clear(fs->pc);
+}

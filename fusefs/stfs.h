@@ -43,6 +43,9 @@ struct stfs_counters {
 	uint64_t catalog_builds, catalog_errors;
 	uint64_t pcache_hits, pcache_misses;
 	uint64_t deletions_allowed, deletions_refused;
+	/* entries walked by directory listings (skipped ones included): the
+	 * work of readdir, which tests check stays linear in the entries */
+	uint64_t list_entries;
 };
 
 struct stfs {
@@ -96,6 +99,12 @@ struct engine_snap *stfs_engine(struct stfs *fs, unsigned max_age_ms);
 int stfs_storage_ids(void *cookie, char ***ids, size_t *n);
 /** Forget the cached catalog and pseudo-files (after a deletion). */
 void stfs_invalidate(struct stfs *fs);
+/**
+ * Objects `keys` were deleted through stfs: take them out of the cached
+ * catalog in place (catalog_remove_keys, no listing) and forget the
+ * pseudo-files.  Falls back to stfs_invalidate when memory is short.
+ */
+void stfs_catalog_removed(struct stfs *fs, const char *const *keys, size_t n);
 
 #define STFS_INC(fs, field) \
 	__atomic_add_fetch(&(fs)->n.field, 1, __ATOMIC_RELAXED)

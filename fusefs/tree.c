@@ -37,7 +37,6 @@ void view_open(struct stfs *fs, struct view *v)
 	v->snap = stfs_engine(fs, 0);
 	v->now_ms = now_ms();
 	v->caller_allowed = NULL;
-	v->list_skip = 0;
 }
 
 void view_close(struct view *v)
@@ -238,23 +237,83 @@ static struct group node_group(const struct node *n)
 	return g;
 }
 
+/* The first object of the group whose name is >= key (strcmp). */
+static size_t group_lower(struct group g, const char *key)
+{
+	size_t lo = 0, hi = g.n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(g.objs[mid]->name, key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * The objects below directory `prefix` of a group ("" for all): names are
+ * sorted, so the names starting with "<prefix>/" are the run from
+ * "<prefix>/" up to "<prefix>0" ('0' follows '/').  [*a, *b).
+ */
+static void group_range(struct group g, const char *prefix, size_t *a,
+			size_t *b)
+{
+	char key[1100];
+	size_t len = strlen(prefix);
+
+	if (!len || len + 2 > sizeof(key)) {
+		*a = 0;
+		*b = len ? 0 : g.n;
+		return;
+	}
+	memcpy(key, prefix, len);
+	key[len] = '/';
+	key[len + 1] = '\0';
+	*a = group_lower(g, key);
+	key[len] = '/' + 1;
+	*b = group_lower(g, key);
+}
+
 /* Resolve `rel` inside a group: 1 file (*obj set), 2 directory, 0 none. */
 static int group_lookup(struct group g, const char *rel,
 			const struct cat_obj **obj)
 {
-	size_t len = strlen(rel);
+	size_t i = group_lower(g, rel), a, b;
 
-	for (size_t i = 0; i < g.n; i++) {
-		const char *name = g.objs[i]->name;
-
-		if (strcmp(name, rel) == 0) {
-			*obj = g.objs[i];
-			return 1;
-		}
-		if (strncmp(name, rel, len) == 0 && name[len] == '/')
-			return 2;
+	if (i < g.n && strcmp(g.objs[i]->name, rel) == 0) {
+		*obj = g.objs[i];
+		return 1;
 	}
-	return 0;
+	group_range(g, rel, &a, &b);
+	return a < b ? 2 : 0;
+}
+
+/* ---- by-name/: the engine's jobs by name (engine_snap_by_name's index) */
+
+/* The run of jobs named `name` in the index: [*a, *b). */
+static const struct engine_job *const *
+named_jobs(struct view *v, const char *name, size_t *a, size_t *b)
+{
+	size_t n, lo = 0, hi;
+	const struct engine_job *const *idx = engine_snap_by_name(v->snap, &n);
+
+	hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(idx[mid]->name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*a = lo;
+	for (hi = lo; hi < n && strcmp(idx[hi]->name, name) == 0; hi++)
+		;
+	*b = hi;
+	return idx;
 }
 
 /* ---- attributes */
@@ -329,16 +388,13 @@ static void stat_link(struct view *v, const char *path, const char *target,
 
 static int64_t group_mtime_s(struct group g, const char *prefix)
 {
-	size_t len = strlen(prefix);
 	int64_t m = 0;
+	size_t a, b;
 
-	for (size_t i = 0; i < g.n; i++) {
-		if (len && (strncmp(g.objs[i]->name, prefix, len) != 0 ||
-			    g.objs[i]->name[len] != '/'))
-			continue;
+	group_range(g, prefix, &a, &b);
+	for (size_t i = a; i < b; i++)
 		if (g.objs[i]->mtime_ns > m)
 			m = g.objs[i]->mtime_ns;
-	}
 	return ns_to_s(m);
 }
 
@@ -673,18 +729,14 @@ int tree_resolve(struct view *v, const char *path, struct node *n)
 			return -ENOENT;
 		{
 			char esc[1024];
-			bool any = false;
+			size_t a, b;
 
 			/* the escaped form must be canonical */
 			tree_escape_name(n->byname, esc, sizeof(esc));
 			if (strcmp(esc, c[1]) != 0)
 				return -ENOENT;
-			for (size_t i = 0; i < v->snap->n_jobs; i++)
-				if (v->snap->jobs[i].name &&
-				    strcmp(v->snap->jobs[i].name, n->byname) ==
-					    0)
-					any = true;
-			if (!any)
+			named_jobs(v, n->byname, &a, &b);
+			if (a == b)
 				return -ENOENT;
 		}
 		n->kind = ND_BYNAME_DIR;
@@ -1000,37 +1052,52 @@ struct lister {
 	int rc;
 	int state;	  /* by-state filter */
 	const char *name; /* by-name filter */
+	bool names_only;  /* fill gets names, st NULL */
 };
 
-/* Resolve and stat "<path>/<name>" and hand it to the filler. */
-static int emit(struct lister *l, const char *name)
+/* Resolve and stat "<dir>/<name>"; an entry that cannot be resolved or
+ * rendered (a pseudo-file) is still listed, as a plain file. */
+static int child_stat(struct view *v, const char *dir, const char *name,
+		      struct stat *st)
 {
 	char child[4096];
 	struct node *n;
-	struct stat st;
 	int rc;
 
-	if (snprintf(child, sizeof(child), "%s%s%s", l->path,
-		     strcmp(l->path, "/") == 0 ? "" : "/",
+	if (snprintf(child, sizeof(child), "%s%s%s", dir,
+		     strcmp(dir, "/") == 0 ? "" : "/",
 		     name) >= (int)sizeof(child))
-		return 0;
-	if (l->v->list_skip > 0) {
-		l->v->list_skip--;
-		return 0;
-	}
+		return -ENAMETOOLONG;
 	n = malloc(sizeof(*n));
 	if (!n)
 		return -ENOMEM;
-	rc = tree_resolve(l->v, child, n);
+	rc = tree_resolve(v, child, n);
 	if (rc == 0)
-		rc = tree_stat(l->v, child, n, &st);
+		rc = tree_stat(v, child, n, st);
 	free(n);
 	if (rc) {
-		/* a pseudo-file that cannot be rendered is still listed */
-		memset(&st, 0, sizeof(st));
-		st.st_ino = pcache_hash(child) | 2;
-		st.st_mode = S_IFREG | 0444;
+		memset(st, 0, sizeof(*st));
+		st->st_ino = pcache_hash(child) | 2;
+		st->st_mode = S_IFREG | 0444;
 	}
+	return 0;
+}
+
+/* Hand one entry to the filler: resolved and stat'ed, or (names_only)
+ * just its name. */
+static int emit(struct lister *l, const char *name)
+{
+	struct stat st;
+	int rc;
+
+	STFS_INC(l->v->fs, list_entries);
+	if (l->names_only)
+		return l->fill(l->cookie, name, NULL);
+	rc = child_stat(l->v, l->path, name, &st);
+	if (rc == -ENAMETOOLONG)
+		return 0;
+	if (rc)
+		return rc;
 	return l->fill(l->cookie, name, &st);
 }
 
@@ -1045,21 +1112,16 @@ static int emit_job(void *cookie, const struct job_view *jv)
 
 static int list_group(struct lister *l, struct group g, const char *prefix)
 {
-	size_t len = strlen(prefix);
+	size_t len = strlen(prefix), a, b;
 	char last[256] = "";
 
-	for (size_t i = 0; i < g.n; i++) {
+	group_range(g, prefix, &a, &b);
+	for (size_t i = a; i < b; i++) {
 		const char *name = g.objs[i]->name, *rest, *slash;
 		char comp[256];
 		size_t cl;
 
-		if (len) {
-			if (strncmp(name, prefix, len) != 0 || name[len] != '/')
-				continue;
-			rest = name + len + 1;
-		} else {
-			rest = name;
-		}
+		rest = len ? name + len + 1 : name;
 		slash = strchr(rest, '/');
 		cl = slash ? (size_t)(slash - rest) : strlen(rest);
 		if (cl == 0 || cl >= sizeof(comp))
@@ -1073,11 +1135,6 @@ static int list_group(struct lister *l, struct group g, const char *prefix)
 			return 1;
 	}
 	return 0;
-}
-
-static int cmp_strp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 /* An IMap directory's names, collected first: emitting resolves each
@@ -1128,14 +1185,15 @@ static int list_names(struct lister *l, const char *const *names, int lo,
 	return 0;
 }
 
-int tree_list(struct view *v, const char *path, const struct node *n,
-	      tree_fill_fn fill, void *cookie)
+static int list_node(struct view *v, const char *path, const struct node *n,
+		     tree_fill_fn fill, void *cookie, bool names_only)
 {
 	struct lister l = {.v = v,
 			   .path = path,
 			   .fill = fill,
 			   .cookie = cookie,
-			   .state = -1};
+			   .state = -1,
+			   .names_only = names_only};
 	char name[64];
 
 	switch (n->kind) {
@@ -1241,41 +1299,34 @@ int tree_list(struct view *v, const char *path, const struct node *n,
 		view_each_job(v, emit_job, &l);
 		return 0;
 	case ND_BYNAME: {
-		/* distinct names; the snapshot is small enough for O(n^2)
-		 * avoidance via sorting a copy of the name pointers */
-		size_t nn = 0;
-		const char **names =
-			calloc(v->snap->n_jobs + 1, sizeof(*names));
+		/* distinct names, from the snapshot's sorted index */
+		size_t nn;
+		const struct engine_job *const *idx =
+			engine_snap_by_name(v->snap, &nn);
 
-		if (!names)
-			return -ENOMEM;
-		for (size_t i = 0; i < v->snap->n_jobs; i++)
-			if (v->snap->jobs[i].name && v->snap->jobs[i].name[0])
-				names[nn++] = v->snap->jobs[i].name;
-		qsort(names, nn, sizeof(*names), cmp_strp);
 		for (size_t i = 0; i < nn; i++) {
 			char esc[1024];
 
-			if (i && strcmp(names[i], names[i - 1]) == 0)
+			if (i && strcmp(idx[i]->name, idx[i - 1]->name) == 0)
 				continue;
-			tree_escape_name(names[i], esc, sizeof(esc));
+			tree_escape_name(idx[i]->name, esc, sizeof(esc));
 			if (strlen(esc) > 255)
 				continue;
 			if (emit(&l, esc))
 				break;
 		}
-		free(names);
 		return 0;
 	}
-	case ND_BYNAME_DIR:
-		for (size_t i = 0; i < v->snap->n_jobs; i++) {
-			const struct engine_job *ej = &v->snap->jobs[i];
+	case ND_BYNAME_DIR: {
+		size_t a, b;
+		const struct engine_job *const *idx =
+			named_jobs(v, n->byname, &a, &b);
 
-			if (ej->name && strcmp(ej->name, n->byname) == 0 &&
-			    emit(&l, ej->id))
+		for (size_t i = a; i < b; i++)
+			if (emit(&l, idx[i]->id))
 				return 0;
-		}
 		return 0;
+	}
 	case ND_CLUSTER:
 		list_names(&l, cluster_files, PF_CLUSTER_OVERVIEW,
 			   PF_CLUSTER_METRICS);
@@ -1292,4 +1343,109 @@ int tree_list(struct view *v, const char *path, const struct node *n,
 		return -ENOTDIR;
 	}
 	return -EIO;
+}
+
+int tree_list(struct view *v, const char *path, const struct node *n,
+	      tree_fill_fn fill, void *cookie)
+{
+	return list_node(v, path, n, fill, cookie, false);
+}
+
+/* ---- listings served by position (readdir) */
+
+struct tree_dir {
+	struct view v;
+	char *path;
+	struct buf names; /* NUL-separated */
+	size_t *off;	  /* entry i starts at names.data + off[i] */
+	size_t n, cap;
+	bool nomem;
+};
+
+static int name_fill(void *cookie, const char *name, const struct stat *st)
+{
+	struct tree_dir *d = cookie;
+
+	(void)st;
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 64;
+		size_t *o = realloc(d->off, cap * sizeof(*o));
+
+		if (!o)
+			goto nomem;
+		d->off = o;
+		d->cap = cap;
+	}
+	d->off[d->n] = d->names.len;
+	if (buf_append(&d->names, name, strlen(name) + 1))
+		goto nomem;
+	d->n++;
+	return 0;
+nomem:
+	d->nomem = true;
+	return 1;
+}
+
+int tree_dir_open(struct view *v, const char *path, const struct node *n,
+		  struct tree_dir **out)
+{
+	struct tree_dir *d = calloc(1, sizeof(*d));
+	int rc;
+
+	*out = NULL;
+	if (!d || !(d->path = strdup(path))) {
+		free(d);
+		view_close(v);
+		return -ENOMEM;
+	}
+	d->v = *v;
+	v->cat = NULL;
+	v->snap = NULL;
+	/* names only: what a whole `ls` of 2.9M jobs needs is the names */
+	buf_init(&d->names, (size_t)1 << 30);
+	rc = list_node(&d->v, d->path, n, name_fill, d, true);
+	if (rc == 0 && d->nomem)
+		rc = -ENOMEM;
+	if (rc) {
+		tree_dir_close(d);
+		return rc;
+	}
+	*out = d;
+	return 0;
+}
+
+size_t tree_dir_count(const struct tree_dir *d)
+{
+	return d->n;
+}
+
+int tree_dir_fill(struct tree_dir *d, size_t from, tree_fill_fn fill,
+		  void *cookie)
+{
+	struct stat st;
+	int rc;
+
+	for (size_t i = from; i < d->n; i++) {
+		const char *name = d->names.data + d->off[i];
+
+		rc = child_stat(&d->v, d->path, name, &st);
+		if (rc == -ENAMETOOLONG)
+			continue;
+		if (rc)
+			return rc;
+		if (fill(cookie, name, &st))
+			break;
+	}
+	return 0;
+}
+
+void tree_dir_close(struct tree_dir *d)
+{
+	if (!d)
+		return;
+	view_close(&d->v);
+	buf_release(&d->names);
+	free(d->off);
+	free(d->path);
+	free(d);
 }

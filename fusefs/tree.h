@@ -31,9 +31,6 @@ struct view {
 	int64_t now_ms;
 	/* whether the caller may delete (for `deletable`); NULL: yes */
 	bool (*caller_allowed)(struct stfs *fs);
-	/* tree_list skips this many entries first, without resolving them
-	 * (a readdir continuing at an offset) */
-	long list_skip;
 };
 
 /** Take the current catalog and engine snapshot (refs). */
@@ -134,6 +131,30 @@ typedef int (*tree_fill_fn)(void *cookie, const char *name,
 /** List a directory node (without "." and ".."). 0; -ENOTDIR; -errno. */
 int tree_list(struct view *v, const char *path, const struct node *n,
 	      tree_fill_fn fill, void *cookie);
+
+/*
+ * A directory's listing taken once and served by position, for readdir: a
+ * continuation at entry k resumes there without walking entries 0..k-1
+ * again.  Entries are named when the listing is taken and resolved and
+ * stat'ed as they are handed out, against the view the listing was taken
+ * in (held until tree_dir_close), so one `ls` sees one state.
+ */
+struct tree_dir;
+/**
+ * List directory node `n` at `path`.  Takes over the view's references
+ * (`v` is closed on return, whatever the result).  0 and *out;
+ * -ENOTDIR; -errno as tree_list.
+ */
+int tree_dir_open(struct view *v, const char *path, const struct node *n,
+		  struct tree_dir **out);
+/** The number of entries. */
+size_t tree_dir_count(const struct tree_dir *d);
+/** Hand entries from index `from` on to fill (resolved and stat'ed) until
+ * it returns non-zero or the entries end.  0; -ENOMEM. */
+int tree_dir_fill(struct tree_dir *d, size_t from, tree_fill_fn fill,
+		  void *cookie);
+/** NULL-safe. */
+void tree_dir_close(struct tree_dir *d);
 
 /** Attributes of a node; for a pseudo-file this renders it (cached). */
 int tree_stat(struct view *v, const char *path, const struct node *n,

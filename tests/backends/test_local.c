@@ -331,7 +331,6 @@ static void test_local_remove_and_rmdir(void **state)
 	struct be_attr a;
 	const char *paths[] = {"100/1700000000000-1-1-1.ser",
 			       "100/1700000000001-2-1-2.sertmp", "100/nope"};
-	int res[3];
 
 	assert_int_equal(be_remove(f->be, "100/1/2/task-0/state-data"), 0);
 	assert_int_equal(be_stat(f->be, "100/1/2/task-0/state-data", &a),
@@ -347,11 +346,9 @@ static void test_local_remove_and_rmdir(void **state)
 	assert_int_equal(be_rmdir(f->be, ""), -EINVAL);
 	assert_int_equal(be_rmdir(f->be, "dirlink"), -ENOENT);
 
-	/* no remove_many in local: one by one */
-	assert_int_equal(be_remove_many(f->be, paths, 3, res), 0);
-	assert_int_equal(res[0], 0);
-	assert_int_equal(res[1], 0);
-	assert_int_equal(res[2], -ENOENT);
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(be_remove(f->be, paths[i]),
+				 i < 2 ? 0 : -ENOENT);
 	assert_int_equal(be_rmdir(f->be, "100"), 0);
 	assert_int_equal(be_stat(f->be, "100", &a), -ENOENT);
 	/* the link's target is untouched */
@@ -419,11 +416,9 @@ static void test_backend_list_pages_and_stop(void **state)
 	be_close(be);
 }
 
-static void test_backend_remove_many_and_stats(void **state)
+static void test_backend_remove_and_stats(void **state)
 {
 	struct backend *be = NULL;
-	const char *paths[] = {"a", "b", "c"};
-	int res[3] = {1, 1, 1};
 	char buf[8];
 
 	(void)state;
@@ -431,20 +426,13 @@ static void test_backend_remove_many_and_stats(void **state)
 	assert_int_equal(fake_be_add_str(be, "a", "1", 0), 0);
 	assert_int_equal(fake_be_add_str(be, "b", "22", 0), 0);
 	assert_int_equal(fake_be_fail(be, FAKE_REMOVE, "b", -EACCES), 0);
-	assert_int_equal(be_remove_many(be, paths, 3, res), 0);
-	assert_int_equal(res[0], 0);
-	assert_int_equal(res[1], -EACCES);
-	assert_int_equal(res[2], -ENOENT);
-	assert_int_equal(fake_be_calls(be, FAKE_REMOVE_MANY), 1);
-	assert_int_equal(fake_be_calls(be, FAKE_REMOVE), 0);
+	assert_int_equal(be_remove(be, "a"), 0);
+	assert_int_equal(be_remove(be, "b"), -EACCES);
+	assert_int_equal(be_remove(be, "c"), -ENOENT);
+	assert_int_equal(fake_be_calls(be, FAKE_REMOVE), 3);
 	assert_int_equal(be->stats.removes, 3);
 	assert_false(fake_be_has(be, "a"));
 	assert_true(fake_be_has(be, "b"));
-	/* the request itself failing fails every path */
-	assert_int_equal(fake_be_fail(be, FAKE_REMOVE_MANY, NULL, -EIO), 0);
-	assert_int_equal(be_remove_many(be, paths, 2, res), -EIO);
-	assert_int_equal(res[0], -EIO);
-	assert_int_equal(res[1], -EIO);
 	assert_int_equal(be_read(be, "b", buf, sizeof(buf), 1), 1);
 	assert_int_equal(be->stats.read_bytes, 1);
 	assert_int_equal(be->stats.reads, 1);
@@ -456,19 +444,13 @@ static void test_backend_null_slots_are_erofs(void **state)
 {
 	struct be_ops ops = fake_be_ops;
 	struct backend *be = NULL;
-	const char *paths[] = {"a", "b"};
-	int res[2] = {0, 0};
 
 	(void)state;
 	ops.remove = NULL;
-	ops.remove_many = NULL;
 	ops.rmdir = NULL;
 	assert_int_equal(be_open_ops(&ops, "fake://", NULL, &be), 0);
 	assert_int_equal(fake_be_add_str(be, "a", "1", 0), 0);
 	assert_int_equal(be_remove(be, "a"), -EROFS);
-	assert_int_equal(be_remove_many(be, paths, 2, res), -EROFS);
-	assert_int_equal(res[0], -EROFS);
-	assert_int_equal(res[1], -EROFS);
 	assert_int_equal(be_rmdir(be, "x"), -EROFS);
 	assert_true(fake_be_has(be, "a"));
 	be_close(be);
@@ -745,7 +727,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_local_owner_and_mode,
 						setup, teardown),
 		cmocka_unit_test(test_backend_list_pages_and_stop),
-		cmocka_unit_test(test_backend_remove_many_and_stats),
+		cmocka_unit_test(test_backend_remove_and_stats),
 		cmocka_unit_test(test_backend_null_slots_are_erofs),
 	};
 

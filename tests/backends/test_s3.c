@@ -3,7 +3,7 @@
  * (a thread on 127.0.0.1:0 answering a queue of canned responses, one
  * request per connection, recording every request): paging with
  * continuation tokens, marker objects, 404 -> ENOENT, stat of directories,
- * 416 -> EOF, read-ahead, 503 storms -> EIO after retries, multi-delete,
+ * 416 -> EOF, read-ahead, 503 storms -> EIO after retries, remove,
  * signing headers, credentials and URI checks.
  */
 #include <arpa/inet.h>
@@ -779,47 +779,20 @@ static void test_s3_503_storm_gives_eio(void **state)
 	be_close(be);
 }
 
-static void test_s3_remove_and_remove_many(void **state)
+static void test_s3_remove(void **state)
 {
 	struct stfs_conf c = mkconf();
 	struct backend *be;
 	char line[512];
-	const char *paths[] = {"a/1.ser", "a/2.ser", "a/3.ser", "bad\x01key",
-			       "x/../y"};
-	int res[5];
-	const char *body;
-	static const char dres[] =
-		"<DeleteResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/"
-		"\"><Deleted><Key>ns/a/1.ser</Key></Deleted>"
-		"<Error><Key>ns/a/2.ser</Key><Code>AccessDenied</Code>"
-		"<Message>no</Message></Error></DeleteResult>";
 
 	(void)state;
 	q_reset();
 	q_push(204, NULL, NULL);
-	q_push(200, NULL, dres);
 	assert_int_equal(be_open_ops(&be_s3_ops, "s3://ckpt/ns/", &c, &be), 0);
 	assert_int_equal(be_remove(be, "a/0.ser"), 0);
 	assert_string_equal(req_line(0, line, sizeof(line)),
 			    "DELETE /ckpt/ns/a/0.ser HTTP/1.1");
-	assert_int_equal(be_remove_many(be, paths, 5, res), 0);
-	assert_string_equal(req_line(1, line, sizeof(line)),
-			    "POST /ckpt?delete= HTTP/1.1");
-	assert_non_null(strcasestr(srv.reqs[1], "\r\nContent-MD5: "));
-	assert_non_null(strcasestr(srv.reqs[1], "\r\nx-amz-content-sha256: "));
-	assert_null(strcasestr(srv.reqs[1], "UNSIGNED-PAYLOAD"));
-	body = strstr(srv.reqs[1], "\r\n\r\n");
-	assert_non_null(body);
-	assert_non_null(strstr(body, "<Object><Key>ns/a/1.ser</Key></Object>"
-				     "<Object><Key>ns/a/2.ser</Key></Object>"
-				     "<Object><Key>ns/a/3.ser</Key></Object>"
-				     "</Delete>"));
-	assert_int_equal(res[0], 0);
-	assert_int_equal(res[1], -EACCES);
-	assert_int_equal(res[2], -EIO); /* no answer for it */
-	assert_int_equal(res[3], -EINVAL);
-	assert_int_equal(res[4], -EINVAL);
-	assert_int_equal(n_requests(), 2);
+	assert_int_equal(n_requests(), 1);
 	be_close(be);
 }
 
@@ -935,7 +908,7 @@ int main(void)
 		cmocka_unit_test(test_s3_read_random_no_prefetch),
 		cmocka_unit_test(test_s3_read_waiter_shares_timeout),
 		cmocka_unit_test(test_s3_503_storm_gives_eio),
-		cmocka_unit_test(test_s3_remove_and_remove_many),
+		cmocka_unit_test(test_s3_remove),
 		cmocka_unit_test(test_s3_session_token_and_anonymous),
 		cmocka_unit_test(test_s3_credentials_file_mode),
 		cmocka_unit_test(test_s3_init_rejects_bad),

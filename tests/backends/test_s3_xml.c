@@ -1,8 +1,8 @@
 /*
  * Tests for backends/s3_xml.c against tests/fixtures/s3/ (run with cwd =
  * the repo root): ListObjectsV2 pages from s3rver (its odd namespace) and
- * real S3, malformed and hostile XML, Error bodies, DeleteResult, the
- * error-code table, time parsing and XML escaping.
+ * real S3, malformed and hostile XML, Error bodies, the error-code table
+ * and time parsing.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -231,56 +231,6 @@ static void test_error_bodies(void **state)
 	}
 }
 
-struct del_seen {
-	char keys[8][64];
-	char codes[8][64];
-	size_t n;
-};
-
-static int del_cb(void *cookie, const char *key, const char *code,
-		  const char *message)
-{
-	struct del_seen *d = cookie;
-
-	(void)message;
-	assert_true(d->n < 8);
-	snprintf(d->keys[d->n], 64, "%s", key);
-	snprintf(d->codes[d->n], 64, "%s", code ? code : "-");
-	d->n++;
-	return 0;
-}
-
-static void test_delete_result(void **state)
-{
-	struct del_seen d = {.n = 0};
-	size_t len;
-	char *x;
-
-	(void)state;
-	x = load("delete-result.xml", &len);
-	assert_int_equal(s3_xml_parse_delete(x, len, del_cb, &d), 0);
-	free(x);
-	assert_int_equal(d.n, 3);
-	assert_string_equal(d.keys[2], "does/not/exist");
-	assert_string_equal(d.codes[2], "-");
-
-	memset(&d, 0, sizeof(d));
-	x = load("delete-errors.xml", &len);
-	assert_int_equal(s3_xml_parse_delete(x, len, del_cb, &d), 0);
-	free(x);
-	assert_int_equal(d.n, 4);
-	assert_string_equal(d.keys[0], "p/ok");
-	assert_string_equal(d.codes[0], "-");
-	assert_string_equal(d.keys[1], "p/denied");
-	assert_string_equal(d.codes[1], "AccessDenied");
-	assert_string_equal(d.codes[2], "SomethingNew");
-	assert_string_equal(d.keys[3], "p/nocode");
-	assert_string_equal(d.codes[3], "InternalError");
-	assert_int_equal(
-		s3_xml_parse_delete("<ListBucketResult/>", 19, del_cb, &d),
-		-EINVAL);
-}
-
 static void test_code_to_errno(void **state)
 {
 	(void)state;
@@ -316,19 +266,6 @@ static void test_iso8601(void **state)
 	assert_int_equal(s3_parse_iso8601("", &ns), -EINVAL);
 }
 
-static void test_xml_escape(void **state)
-{
-	struct buf b;
-
-	(void)state;
-	buf_init(&b, 4096);
-	assert_int_equal(s3_xml_escape(&b, "a&b<c>d\"e'f é"), 0);
-	assert_string_equal(b.data, "a&amp;b&lt;c&gt;d&quot;e&apos;f é");
-	buf_reset(&b);
-	assert_int_equal(s3_xml_escape(&b, "bad\x01key"), -EILSEQ);
-	buf_release(&b);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -341,10 +278,8 @@ int main(void)
 		cmocka_unit_test(test_list_truncated_and_garbage),
 		cmocka_unit_test(test_list_empty_token_ignored),
 		cmocka_unit_test(test_error_bodies),
-		cmocka_unit_test(test_delete_result),
 		cmocka_unit_test(test_code_to_errno),
 		cmocka_unit_test(test_iso8601),
-		cmocka_unit_test(test_xml_escape),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

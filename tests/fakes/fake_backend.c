@@ -290,25 +290,6 @@ static int fake_remove(struct backend *be, const char *path)
 	return rc;
 }
 
-static int fake_remove_many(struct backend *be, const char *const *paths,
-			    size_t n, int *results)
-{
-	struct fake_priv *fp = be->priv;
-	size_t i;
-	int rc;
-
-	pthread_mutex_lock(&fp->lock);
-	rc = enter(fp, FAKE_REMOVE_MANY, NULL);
-	for (i = 0; !rc && i < n; i++) {
-		int e = enter(fp, FAKE_REMOVE, paths[i]);
-
-		fp->calls[FAKE_REMOVE]--; /* counted as part of remove_many */
-		results[i] = e ? e : remove_locked(fp, paths[i]);
-	}
-	pthread_mutex_unlock(&fp->lock);
-	return rc;
-}
-
 static int fake_rmdir(struct backend *be, const char *path)
 {
 	struct fake_priv *fp = be->priv;
@@ -333,7 +314,7 @@ static int fake_rmdir(struct backend *be, const char *path)
 const struct be_ops fake_be_ops = {
 	.name = "fake",
 	.schemes = fake_schemes,
-	.caps = BE_CAP_DELETE | BE_CAP_REMOVE_MANY,
+	.caps = BE_CAP_DELETE,
 	.priv_size = sizeof(struct fake_priv),
 	.init = fake_init,
 	.destroy = fake_destroy,
@@ -341,7 +322,6 @@ const struct be_ops fake_be_ops = {
 	.stat = fake_stat,
 	.read = fake_read,
 	.remove = fake_remove,
-	.remove_many = fake_remove_many,
 	.rmdir = fake_rmdir,
 };
 

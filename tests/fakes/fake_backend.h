@@ -23,7 +23,6 @@ enum fake_op {
 	FAKE_STAT,
 	FAKE_READ,
 	FAKE_REMOVE,
-	FAKE_REMOVE_MANY,
 	FAKE_RMDIR,
 	FAKE_N_OPS,
 };

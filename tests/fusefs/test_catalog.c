@@ -526,6 +526,159 @@ static void test_catalog_build_job(void **state)
 	be_close(be);
 }
 
+/* ---- catalog_remove_keys: the oracle is a catalog built afresh */
+
+static void assert_same_obj(const struct cat_obj *a, const struct cat_obj *b)
+{
+	assert_string_equal(a->key, b->key);
+	assert_string_equal(a->name, b->name);
+	assert_int_equal(a->size, b->size);
+	assert_int_equal(a->kind, b->kind);
+	assert_int_equal(a->restore_point, b->restore_point);
+	assert_int_equal(a->of == NULL, b->of == NULL);
+	if (a->of)
+		assert_string_equal(a->of->key, b->of->key);
+}
+
+static void assert_same_catalog(const struct catalog *a,
+				const struct catalog *b)
+{
+	assert_int_equal(a->n_jobs, b->n_jobs);
+	assert_int_equal(a->n_objs, b->n_objs);
+	assert_int_equal(a->bytes, b->bytes);
+	for (size_t i = 0; i < a->n_jobs; i++) {
+		const struct cat_job *x = &a->jobs[i], *y = &b->jobs[i];
+
+		assert_string_equal(x->id, y->id);
+		assert_ptr_equal(catalog_find(a, x->id), x);
+		assert_int_equal(x->n_pipes, y->n_pipes);
+		assert_int_equal(x->n_sp, y->n_sp);
+		assert_int_equal(x->n_strays, y->n_strays);
+		assert_int_equal(x->bytes, y->bytes);
+		assert_int_equal(x->n_objs, y->n_objs);
+		assert_int_equal(x->n_tmp, y->n_tmp);
+		assert_int_equal(x->in_ckpt_dir, y->in_ckpt_dir);
+		assert_int_equal(x->in_sp_dir, y->in_sp_dir);
+		assert_int_equal(x->newest_mtime_ns, y->newest_mtime_ns);
+		assert_int_equal(x->newest_ckpt_ms, y->newest_ckpt_ms);
+		for (size_t j = 0; j < x->n_pipes; j++) {
+			const struct cat_pipe *p = &x->pipes[j],
+					      *q = &y->pipes[j];
+
+			assert_int_equal(p->id, q->id);
+			assert_int_equal(p->n_ckpts, q->n_ckpts);
+			assert_int_equal(p->restore_ckpt, q->restore_ckpt);
+			assert_int_equal(p->bytes, q->bytes);
+			assert_int_equal(p->restore == NULL,
+					 q->restore == NULL);
+			if (p->restore)
+				assert_string_equal(p->restore->key,
+						    q->restore->key);
+			for (size_t k = 0; k < p->n_ckpts; k++) {
+				assert_int_equal(p->ckpts[k].id,
+						 q->ckpts[k].id);
+				assert_int_equal(p->ckpts[k].n_objs,
+						 q->ckpts[k].n_objs);
+				assert_int_equal(p->ckpts[k].restore_point,
+						 q->ckpts[k].restore_point);
+				assert_int_equal(p->ckpts[k].doc,
+						 q->ckpts[k].doc);
+				for (size_t m = 0; m < p->ckpts[k].n_objs; m++)
+					assert_same_obj(p->ckpts[k].objs[m],
+							q->ckpts[k].objs[m]);
+			}
+		}
+		for (size_t j = 0; j < x->n_sp; j++)
+			assert_same_obj(x->sp_objs[j], y->sp_objs[j]);
+		for (size_t j = 0; j < x->n_strays; j++)
+			assert_same_obj(x->strays[j], y->strays[j]);
+	}
+}
+
+static void test_catalog_remove_keys_matches_a_fresh_build(void **state)
+{
+	static const struct cat_entry all[] = {
+		{"10/1700000000100-5-1-1.ser", 10, 1 * MS},
+		{"10/1700000000200-7-1-2.ser", 20, 2 * MS},
+		{"10/1700000000300-5-1-3.ser", 30, 3 * MS},
+		{"10/.1700000000300-5-1-3.ser.crc", 1, 3 * MS},
+		{"10/1700000000400-5-1-4.sertmp", 3, 5 * MS},
+		{"10/1700000000250-7-2-1.ser", 5, 4 * MS},
+		{"10/notes.txt", 1, 1 * MS},
+		{"11/1/7/task-0/state-data", 7, 1 * MS},
+		{"11/1/8/task-0/state-data", 8, 2 * MS},
+		{"11/1/8/task-1/state-data", 9, 2 * MS},
+		{"savepoint/11/1700/1/task-0/state-data", 4, 1 * MS},
+		{"12/1700000000000-1-1-1.ser", 1, 1 * MS},
+		{"9/x/y", 2, 1 * MS},
+	};
+	/* the order of the deletions: restore points first, so the next one
+	 * must be chosen; every job emptied in the end */
+	static const size_t order[] = {2, 7, 8,	 0, 12, 4, 9,
+				       3, 5, 11, 1, 6,	10};
+	bool gone[NELEM(all)] = {false};
+	struct catalog *c = build(all, NELEM(all)), *d;
+
+	(void)state;
+	for (size_t step = 0; step < NELEM(order); step++) {
+		struct cat_entry left[NELEM(all)];
+		const char *key = all[order[step]].key;
+		struct catalog *fresh;
+		size_t n = 0;
+
+		gone[order[step]] = true;
+		for (size_t i = 0; i < NELEM(all); i++)
+			if (!gone[i])
+				left[n++] = all[i];
+		assert_int_equal(catalog_remove_keys(c, &key, 1, &d), 0);
+		catalog_put(c); /* the derived one must not need it */
+		fresh = build(left, n);
+		assert_same_catalog(d, fresh);
+		catalog_put(fresh);
+		c = d;
+	}
+	assert_int_equal(c->n_jobs, 0);
+	/* a key the catalog does not hold: the same catalog */
+	{
+		const char *none = "10/nothing.ser";
+
+		assert_int_equal(catalog_remove_keys(c, &none, 1, &d), 0);
+		assert_ptr_equal(d, c);
+		catalog_put(d);
+	}
+	catalog_put(c);
+}
+
+static void test_catalog_remove_keys_shares_other_jobs(void **state)
+{
+	static const struct cat_entry e[] = {
+		{"10/1700000000100-5-1-1.ser", 10, 1 * MS},
+		{"10/1700000000200-5-1-2.ser", 10, 2 * MS},
+		{"20/1700000000100-5-1-1.ser", 10, 1 * MS},
+	};
+	const char *k[] = {"10/1700000000100-5-1-1.ser",
+			   "10/1700000000200-5-1-2.ser"};
+	struct catalog *c = build(e, NELEM(e)), *d;
+
+	(void)state;
+	assert_int_equal(catalog_remove_keys(c, k, 1, &d), 0);
+	/* job 20 untouched: its arrays are the listed catalog's */
+	assert_ptr_equal(catalog_find(d, "20")->pipes,
+			 catalog_find(c, "20")->pipes);
+	assert_ptr_not_equal(catalog_find(d, "10")->pipes,
+			     catalog_find(c, "10")->pipes);
+	catalog_put(c);
+	/* both keys at once, from a derived catalog */
+	c = d;
+	assert_int_equal(catalog_remove_keys(c, k, 2, &d), 0);
+	catalog_put(c);
+	assert_null(catalog_find(d, "10"));
+	assert_non_null(catalog_find(d, "20"));
+	assert_int_equal(d->n_objs, 1);
+	assert_int_equal(d->bytes, 10);
+	catalog_put(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -545,6 +698,9 @@ int main(void)
 		cmocka_unit_test(test_catalog_build_paged),
 		cmocka_unit_test(test_catalog_build_errors),
 		cmocka_unit_test(test_catalog_build_job),
+		cmocka_unit_test(
+			test_catalog_remove_keys_matches_a_fresh_build),
+		cmocka_unit_test(test_catalog_remove_keys_shares_other_jobs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

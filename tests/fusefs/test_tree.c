@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "fakes/fake_backend.h"
+#include "jobid.h"
 #include "render.h"
 #include "stfs.h"
 #include "tree.h"
@@ -430,6 +431,185 @@ static void test_tree_name_escaping(void **state)
 	assert_int_equal(tree_unescape_name("%4", back, sizeof(back)), -EINVAL);
 }
 
+/* ---- big directories: readdir continuations (issue: quadratic listings) */
+
+struct pager {
+	size_t room, taken; /* entries the "buffer" takes per call */
+	char **names;
+	size_t n, cap;
+};
+
+/* a readdir buffer: takes `room` entries, refuses the next (returns 1) */
+static int page_fill(void *cookie, const char *name, const struct stat *st)
+{
+	struct pager *p = cookie;
+
+	assert_non_null(st);
+	if (p->taken == p->room)
+		return 1;
+	if (p->n == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 256;
+		p->names = realloc(p->names, p->cap * sizeof(*p->names));
+		assert_non_null(p->names);
+	}
+	p->names[p->n++] = strdup(name);
+	p->taken++;
+	return 0;
+}
+
+/* list `path` as readdir does, `room` entries per call; returns the pager */
+static void page_through(struct fixture *f, const char *path, size_t room,
+			 struct pager *p)
+{
+	struct tree_dir *d = NULL;
+	struct node n;
+	struct view v;
+	size_t from = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->room = room;
+	view_open(&f->fs, &v);
+	assert_int_equal(tree_resolve(&v, path, &n), 0);
+	assert_int_equal(tree_dir_open(&v, path, &n, &d), 0);
+	while (from < tree_dir_count(d)) {
+		p->taken = 0;
+		assert_int_equal(tree_dir_fill(d, from, page_fill, p), 0);
+		assert_true(p->taken > 0);
+		from += p->taken;
+	}
+	tree_dir_close(d);
+}
+
+static void pager_free(struct pager *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->names[i]);
+	free(p->names);
+}
+
+#define BIG 3000
+
+static int setup_big(void **state)
+{
+	struct fixture *f = setup_with(0);
+	char key[128];
+
+	view_close(&f->v);
+	for (int i = 0; i < BIG; i++) {
+		snprintf(key, sizeof(key), "%d/1000-1-1-1.ser", 10000 + i);
+		add(f->fs.ckpt, key, OLD_NS);
+		/* strays of job 300 (other/): files and directories whose
+		 * names sort around the '/' that makes a directory */
+		snprintf(key, sizeof(key), "300/s%05d", i);
+		add(f->fs.ckpt, key, OLD_NS);
+		if (i % 10 == 0) {
+			snprintf(key, sizeof(key), "300/s%05d-x", i);
+			add(f->fs.ckpt, key, OLD_NS);
+			snprintf(key, sizeof(key), "300/d%05d/f", i);
+			add(f->fs.ckpt, key, OLD_NS);
+		}
+	}
+	stfs_invalidate(&f->fs);
+	view_open(&f->fs, &f->v);
+	*state = f;
+	return 0;
+}
+
+static void test_tree_big_listing_continues_without_replay(void **state)
+{
+	struct fixture *f = *state;
+	struct pager p;
+	uint64_t before;
+	size_t want = BIG + 4; /* + 100, 200, 300, 400 */
+
+	before = f->fs.n.list_entries;
+	page_through(f, "/jobs", 50, &p);
+	/* every job exactly once, in numeric order */
+	assert_int_equal(p.n, want);
+	for (size_t i = 1; i < p.n; i++)
+		assert_true(jobid_cmp(p.names[i - 1], p.names[i]) < 0);
+	/* the work: one walk to take the listing, not one per continuation
+	 * (which walked BIG^2/100 = 90,000 entries) */
+	if (f->fs.n.list_entries - before > 2 * want)
+		fail_msg("listing %zu entries 50 at a time walked %llu", want,
+			 (unsigned long long)(f->fs.n.list_entries - before));
+	pager_free(&p);
+
+	before = f->fs.n.list_entries;
+	page_through(f, "/jobs/300/other", 7, &p);
+	assert_int_equal(p.n, BIG + 2 * (BIG / 10));
+	for (size_t i = 1; i < p.n; i++)
+		assert_true(strcmp(p.names[i - 1], p.names[i]) < 0);
+	if (f->fs.n.list_entries - before > 2 * p.n)
+		fail_msg("other/: %zu entries walked %llu", p.n,
+			 (unsigned long long)(f->fs.n.list_entries - before));
+	pager_free(&p);
+}
+
+/* lookups in a group by binary search: names that sort around the '/'
+ * that makes a directory ("s00010" < "s00010-x" < "s00010/..." ) */
+static void test_tree_group_lookup_edges(void **state)
+{
+	struct fixture *f = *state;
+	struct node n;
+
+	assert_int_equal(tree_resolve(&f->v, "/jobs/300/other/s00010", &n), 0);
+	assert_int_equal(n.kind, ND_OBJ);
+	assert_string_equal(n.obj->key, "300/s00010");
+	assert_int_equal(tree_resolve(&f->v, "/jobs/300/other/s00010-x", &n),
+			 0);
+	assert_int_equal(n.kind, ND_OBJ);
+	assert_int_equal(tree_resolve(&f->v, "/jobs/300/other/d00010", &n), 0);
+	assert_int_equal(n.kind, ND_SUBDIR);
+	assert_string_equal(list(f, "/jobs/300/other/d00010"), "f ");
+	assert_int_equal(tree_resolve(&f->v, "/jobs/300/other/d00010/f", &n),
+			 0);
+	assert_int_equal(n.kind, ND_OBJ);
+	assert_string_equal(n.obj->key, "300/d00010/f");
+	assert_int_equal(tree_resolve(&f->v, "/jobs/300/other/d0001", &n),
+			 -ENOENT);
+	assert_int_equal(tree_resolve(&f->v, "/jobs/300/other/d00010/g", &n),
+			 -ENOENT);
+	assert_int_equal(tree_resolve(&f->v, "/jobs/300/other/s00011-x", &n),
+			 -ENOENT);
+	assert_int_equal(tree_resolve(&f->v, "/jobs/300/other/zzz", &n),
+			 -ENOENT);
+}
+
+/* a deletion through stfs updates the catalog without listing again */
+static void test_tree_removal_updates_catalog_in_place(void **state)
+{
+	struct fixture *f = *state;
+	const char *key = "100/2000-2-1-2.ser";
+	struct node n;
+	unsigned lists;
+
+	assert_int_equal(
+		tree_resolve(&f->v, "/jobs/100/pipelines/1/checkpoints/latest",
+			     &n),
+		0);
+	assert_string_equal(n.link, "2");
+	view_close(&f->v);
+	lists = fake_be_calls(f->fs.ckpt, FAKE_LIST);
+	assert_int_equal(be_remove(f->fs.ckpt, key), 0);
+	stfs_catalog_removed(&f->fs, &key, 1);
+	view_open(&f->fs, &f->v);
+	assert_int_equal(fake_be_calls(f->fs.ckpt, FAKE_LIST), lists);
+	assert_int_equal(
+		tree_resolve(&f->v, "/jobs/100/pipelines/1/checkpoints/2", &n),
+		-ENOENT);
+	/* the restore point is chosen again: the newest finished .ser left */
+	assert_int_equal(
+		tree_resolve(&f->v, "/jobs/100/pipelines/1/checkpoints/latest",
+			     &n),
+		0);
+	assert_string_equal(n.link, "1");
+	assert_string_equal(list(f, "/jobs/100/pipelines/1/checkpoints"),
+			    "1 3 latest ");
+	/* and the other jobs are still there */
+	assert_string_equal(list(f, "/jobs"), "100 200 300 400 ");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -459,6 +639,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tree_inodes_and_mtimes,
 						setup, teardown),
 		cmocka_unit_test(test_tree_name_escaping),
+		cmocka_unit_test_setup_teardown(
+			test_tree_big_listing_continues_without_replay,
+			setup_big, teardown),
+		cmocka_unit_test_setup_teardown(test_tree_group_lookup_edges,
+						setup_big, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_tree_removal_updates_catalog_in_place, setup,
+			teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
