@@ -69,7 +69,8 @@ struct engine_job {
 	bool running;	  /* came from /running-jobs */
 	bool restored;	  /* isStartWithSavePoint: started from a savepoint
 			   * (`-r`); running-job objects only */
-	char *json;	  /* the job object, compact, key order kept, + "\n" */
+	int64_t ckpt_interval_ms; /* envOptions "checkpoint.interval", or 0 */
+	char *json; /* the job object, compact, key order kept, + "\n" */
 	size_t json_len;
 	char *metrics_json; /* the "metrics" object, compact + "\n"; "{}\n" if
 			       absent */

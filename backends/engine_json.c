@@ -235,6 +235,27 @@ static int64_t opt_time(json_t *obj, const char *key)
 	return t < 0 ? 0 : t;
 }
 
+/* envOptions."checkpoint.interval" (ms; the engine writes a string or a
+ * number); 0 when absent or not a positive whole number of ms */
+static int64_t env_interval_ms(json_t *obj)
+{
+	json_t *env = json_object_get(obj, "envOptions");
+	json_t *v = json_object_get(env, "checkpoint.interval");
+	const char *s = json_string_value(v);
+	char *end;
+	long long n;
+
+	if (json_is_integer(v))
+		return json_integer_value(v) > 0 ? json_integer_value(v) : 0;
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	n = strtoll(s, &end, 10);
+	if (errno || *end || n <= 0)
+		return 0;
+	return n;
+}
+
 void engine_job_clear(struct engine_job *j)
 {
 	if (!j)
@@ -291,6 +312,7 @@ int engine_job_from_json(json_t *obj, bool running, struct engine_job *out)
 	out->running = running;
 	out->restored =
 		json_is_true(json_object_get(obj, "isStartWithSavePoint"));
+	out->ckpt_interval_ms = env_interval_ms(obj);
 	out->json = dump_nl(obj, &out->json_len);
 	if (!out->json)
 		goto fail;

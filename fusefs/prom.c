@@ -35,6 +35,9 @@ enum fam_kind {
 	FAM_PIPELINES,
 	FAM_CHECKPOINTS,
 	FAM_NEWEST,
+	FAM_RESTORE_POINTS,
+	FAM_RESTORE_OLDEST,
+	FAM_INTERVAL,
 	/* engine metrics */
 	FAM_SCALAR,
 	FAM_TABLE,
@@ -62,6 +65,15 @@ static const struct fixed_fam fixed_fams[] = {
 	[FAM_NEWEST] = {"stfs_job_newest_checkpoint_timestamp_seconds",
 			"Time of the job's newest checkpoint, seconds since "
 			"the epoch"},
+	[FAM_RESTORE_POINTS] = {"stfs_job_restore_points",
+				"Pipelines of the job with a restore point in "
+				"storage"},
+	[FAM_RESTORE_OLDEST] = {"stfs_job_oldest_restore_point_timestamp_"
+				"seconds",
+				"Write time of the job's oldest restore point, "
+				"seconds since the epoch"},
+	[FAM_INTERVAL] = {"stfs_job_checkpoint_interval_seconds",
+			  "The job's configured checkpoint.interval"},
 };
 
 /* An engine key (or a fixed family) that has something to render. */
@@ -664,6 +676,23 @@ static int emit_job(struct render *r, const struct fam *f,
 		snprintf(val, sizeof(val), "%" PRId64 ".%03" PRId64,
 			 j->newest_ckpt_ms / 1000, j->newest_ckpt_ms % 1000);
 		return emit_sample(r->out, f->name, j, NULL, NULL, val);
+	case FAM_RESTORE_POINTS:
+		u = j->restore_points;
+		break;
+	case FAM_RESTORE_OLDEST:
+		if (!j->has_storage || j->oldest_restore_ms <= 0)
+			return 0;
+		snprintf(val, sizeof(val), "%" PRId64 ".%03" PRId64,
+			 j->oldest_restore_ms / 1000,
+			 j->oldest_restore_ms % 1000);
+		return emit_sample(r->out, f->name, j, NULL, NULL, val);
+	case FAM_INTERVAL:
+		if (j->ckpt_interval_ms <= 0)
+			return 0;
+		snprintf(val, sizeof(val), "%" PRId64 ".%03" PRId64,
+			 j->ckpt_interval_ms / 1000,
+			 j->ckpt_interval_ms % 1000);
+		return emit_sample(r->out, f->name, j, NULL, NULL, val);
 	case FAM_SCALAR: {
 		json_t *v = json_object_get(j->metrics, f->key);
 
@@ -740,7 +769,8 @@ static int push_cand(struct cand **c, size_t *n, size_t *cap, const char *key,
 static int collect(const struct render *r, struct cand **c, size_t *n)
 {
 	size_t cap = 0, i;
-	bool state = false, storage = false, newest = false;
+	bool state = false, storage = false, newest = false, oldest = false;
+	bool interval = false;
 	int rc = 0, k;
 
 	for (i = 0; i < r->njobs && !rc; i++) {
@@ -752,6 +782,8 @@ static int collect(const struct render *r, struct cand **c, size_t *n)
 		state = state || j->state_name;
 		storage = storage || j->has_storage;
 		newest = newest || (j->has_storage && j->newest_ckpt_ms > 0);
+		oldest = oldest || (j->has_storage && j->oldest_restore_ms > 0);
+		interval = interval || j->ckpt_interval_ms > 0;
 		if (!json_is_object(j->metrics))
 			continue;
 		json_object_foreach (j->metrics, key, v) {
@@ -766,9 +798,26 @@ static int collect(const struct render *r, struct cand **c, size_t *n)
 				break;
 		}
 	}
-	for (k = FAM_STATE; k <= FAM_NEWEST && !rc; k++) {
-		if ((k == FAM_STATE && state) || (k == FAM_NEWEST && newest) ||
-		    (k != FAM_STATE && k != FAM_NEWEST && storage))
+	for (k = FAM_STATE; k < FAM_SCALAR && !rc; k++) {
+		bool has;
+
+		switch (k) {
+		case FAM_STATE:
+			has = state;
+			break;
+		case FAM_NEWEST:
+			has = newest;
+			break;
+		case FAM_RESTORE_OLDEST:
+			has = oldest;
+			break;
+		case FAM_INTERVAL:
+			has = interval;
+			break;
+		default:
+			has = storage;
+		}
+		if (has)
 			rc = push_cand(c, n, &cap, NULL, (enum fam_kind)k);
 	}
 	return rc;
@@ -871,4 +920,32 @@ out:
 		freelocale(cloc);
 	}
 	return rc;
+}
+
+int prom_render_summary(struct buf *out, const struct prom_job *jobs, size_t n)
+{
+	uint64_t bytes = 0, dead = 0, orphans = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!jobs[i].dead)
+			continue;
+		dead++;
+		orphans += jobs[i].orphan != 0;
+		if (jobs[i].has_storage)
+			bytes += jobs[i].bytes;
+	}
+	return buf_printf(out,
+			  "# HELP stfs_dead_jobs_storage_bytes Checkpoint "
+			  "storage held by jobs in an end state or orphaned\n"
+			  "# TYPE stfs_dead_jobs_storage_bytes gauge\n"
+			  "stfs_dead_jobs_storage_bytes %" PRIu64 "\n"
+			  "# HELP stfs_dead_jobs Jobs in an end state or "
+			  "orphaned\n"
+			  "# TYPE stfs_dead_jobs gauge\n"
+			  "stfs_dead_jobs %" PRIu64 "\n"
+			  "# HELP stfs_orphan_jobs Jobs in storage that the "
+			  "engine does not know, older than orphan_grace\n"
+			  "# TYPE stfs_orphan_jobs gauge\n"
+			  "stfs_orphan_jobs %" PRIu64 "\n",
+			  bytes, dead, orphans);
 }

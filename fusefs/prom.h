@@ -73,7 +73,20 @@ struct prom_job {
 	int64_t newest_ckpt_ms; /* 0 when none */
 	uint64_t pipelines;
 	uint64_t checkpoints;
+	uint64_t restore_points;   /* pipelines with a restore point */
+	int64_t oldest_restore_ms; /* oldest restore point's write time */
+	int64_t ckpt_interval_ms;  /* the job's checkpoint.interval, 0 */
+	int dead; /* an end state or ORPHAN: what it holds may be reclaimable */
+	int orphan;
 };
+
+/*
+ * The cluster-wide series stfs.prom adds after the jobs' (README
+ * "Prometheus"): stfs_dead_jobs_storage_bytes (storage of jobs in an end
+ * state or ORPHAN), stfs_dead_jobs (their count) and stfs_orphan_jobs.
+ * 0 or -EFBIG/-ENOMEM from buf.
+ */
+int prom_render_summary(struct buf *out, const struct prom_job *jobs, size_t n);
 
 /* Longest family name rendered; engine keys that would exceed it are skipped.
  */

@@ -921,6 +921,9 @@ static void prom_fill(struct prom_job *pj, const struct job_view *jv)
 	pj->name = jv->ej ? jv->ej->name : NULL;
 	pj->state_name = job_state_name(jv->state);
 	pj->metrics = jv->ej ? jv->ej->metrics : NULL;
+	pj->ckpt_interval_ms = jv->ej ? jv->ej->ckpt_interval_ms : 0;
+	pj->orphan = jv->state == JS_ORPHAN;
+	pj->dead = pj->orphan || job_state_is_end(jv->state);
 	if (jv->cj) {
 		const struct cat_job *cj = jv->cj;
 
@@ -930,8 +933,18 @@ static void prom_fill(struct prom_job *pj, const struct job_view *jv)
 		pj->tmp_objects = cj->n_tmp;
 		pj->newest_ckpt_ms = cj->newest_ckpt_ms;
 		pj->pipelines = cj->n_pipes;
-		for (size_t i = 0; i < cj->n_pipes; i++)
+		for (size_t i = 0; i < cj->n_pipes; i++) {
+			const struct cat_obj *rp = cj->pipes[i].restore;
+
 			pj->checkpoints += cj->pipes[i].n_ckpts;
+			if (!rp)
+				continue;
+			pj->restore_points++;
+			if (rp->kind == CAT_REAL && rp->rn.write_ts > 0 &&
+			    (!pj->oldest_restore_ms ||
+			     rp->rn.write_ts < pj->oldest_restore_ms))
+				pj->oldest_restore_ms = rp->rn.write_ts;
+		}
 	}
 }
 
@@ -966,6 +979,8 @@ static int render_prom(struct view *v, const struct job_view *one,
 	}
 	view_each_job(v, prom_add, &pc);
 	rc = prom_render_jobs(out, pc.jobs, pc.n);
+	if (!rc)
+		rc = prom_render_summary(out, pc.jobs, pc.n);
 	free(pc.jobs);
 	return rc;
 }

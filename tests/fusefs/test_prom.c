@@ -70,6 +70,9 @@ static void test_prom_render_exact_small_job(void **state)
 		.newest_ckpt_ms = 1741356131005,
 		.pipelines = 1,
 		.checkpoints = 2,
+		.restore_points = 1,
+		.oldest_restore_ms = 1741356130001,
+		.ckpt_interval_ms = 2500,
 	};
 	const char *L = "{job_id=\"953211384710987777\",job_name=\"fake_to_"
 			"console\"}";
@@ -90,15 +93,24 @@ static void test_prom_render_exact_small_job(void **state)
 		"# HELP seatunnel_job_table_sink_write_count_total SeaTunnel engine job metric TableSinkWriteCount, per table\n"
 		"# TYPE seatunnel_job_table_sink_write_count_total counter\n"
 		"seatunnel_job_table_sink_write_count_total{job_id=\"953211384710987777\",job_name=\"fake_to_console\",table=\"fake\"} 1200\n"
+		"# HELP stfs_job_checkpoint_interval_seconds The job's configured checkpoint.interval\n"
+		"# TYPE stfs_job_checkpoint_interval_seconds gauge\n"
+		"stfs_job_checkpoint_interval_seconds%s 2.500\n"
 		"# HELP stfs_job_checkpoints Checkpoints of the job in storage\n"
 		"# TYPE stfs_job_checkpoints gauge\n"
 		"stfs_job_checkpoints%s 2\n"
 		"# HELP stfs_job_newest_checkpoint_timestamp_seconds Time of the job's newest checkpoint, seconds since the epoch\n"
 		"# TYPE stfs_job_newest_checkpoint_timestamp_seconds gauge\n"
 		"stfs_job_newest_checkpoint_timestamp_seconds%s 1741356131.005\n"
+		"# HELP stfs_job_oldest_restore_point_timestamp_seconds Write time of the job's oldest restore point, seconds since the epoch\n"
+		"# TYPE stfs_job_oldest_restore_point_timestamp_seconds gauge\n"
+		"stfs_job_oldest_restore_point_timestamp_seconds%s 1741356130.001\n"
 		"# HELP stfs_job_pipelines Pipelines of the job with checkpoint data\n"
 		"# TYPE stfs_job_pipelines gauge\n"
 		"stfs_job_pipelines%s 1\n"
+		"# HELP stfs_job_restore_points Pipelines of the job with a restore point in storage\n"
+		"# TYPE stfs_job_restore_points gauge\n"
+		"stfs_job_restore_points%s 1\n"
 		"# HELP stfs_job_storage_bytes Total size of the job's checkpoint storage objects\n"
 		"# TYPE stfs_job_storage_bytes gauge\n"
 		"stfs_job_storage_bytes%s 4096\n"
@@ -108,7 +120,7 @@ static void test_prom_render_exact_small_job(void **state)
 		"# HELP stfs_job_storage_objects Checkpoint storage objects of the job\n"
 		"# TYPE stfs_job_storage_objects gauge\n"
 		"stfs_job_storage_objects%s 3\n",
-		L, L, L, L, L, L, L, L);
+		L, L, L, L, L, L, L, L, L, L, L);
 	got = render(&j, 1);
 	assert_string_equal(got, want);
 	free(got);
@@ -243,6 +255,9 @@ static void test_prom_render_groups_families_of_three_jobs(void **state)
 		"# HELP stfs_job_pipelines Pipelines of the job with checkpoint data\n"
 		"# TYPE stfs_job_pipelines gauge\n"
 		"stfs_job_pipelines{job_id=\"100\",job_name=\"big\"} 0\n"
+		"# HELP stfs_job_restore_points Pipelines of the job with a restore point in storage\n"
+		"# TYPE stfs_job_restore_points gauge\n"
+		"stfs_job_restore_points{job_id=\"100\",job_name=\"big\"} 0\n"
 		"# HELP stfs_job_storage_bytes Total size of the job's checkpoint storage objects\n"
 		"# TYPE stfs_job_storage_bytes gauge\n"
 		"stfs_job_storage_bytes{job_id=\"100\",job_name=\"big\"} 0\n"
@@ -254,11 +269,35 @@ static void test_prom_render_groups_families_of_three_jobs(void **state)
 		"stfs_job_storage_objects{job_id=\"100\",job_name=\"big\"} 4\n";
 
 	assert_string_equal(got, want);
-	assert_int_equal(count_substr(got, "# TYPE"), 8);
+	assert_int_equal(count_substr(got, "# TYPE"), 9);
 	free(got);
 	json_decref(m1);
 	json_decref(m2);
 	json_decref(m3);
+}
+
+static void test_prom_render_summary_counts_dead_jobs(void **state)
+{
+	const struct prom_job jobs[] = {
+		{.id = "1", .has_storage = 1, .bytes = 100, .dead = 1},
+		{.id = "2",
+		 .has_storage = 1,
+		 .bytes = 50,
+		 .dead = 1,
+		 .orphan = 1},
+		{.id = "3", .has_storage = 1, .bytes = 7000}, /* running */
+		{.id = "4", .dead = 1}, /* engine only: no storage */
+	};
+	struct buf b;
+
+	(void)state;
+	buf_init(&b, 4096);
+	assert_int_equal(prom_render_summary(&b, jobs, 4), 0);
+	assert_non_null(strstr(b.data, "\nstfs_dead_jobs_storage_bytes 150\n"));
+	assert_non_null(strstr(b.data, "\nstfs_dead_jobs 3\n"));
+	assert_non_null(strstr(b.data, "\nstfs_orphan_jobs 1\n"));
+	assert_int_equal(count_substr(b.data, "# TYPE"), 3);
+	buf_release(&b);
 }
 
 static void test_prom_render_empty_input(void **state)
@@ -536,6 +575,7 @@ int main(void)
 		cmocka_unit_test(test_prom_render_skips_garbage),
 		cmocka_unit_test(
 			test_prom_render_groups_families_of_three_jobs),
+		cmocka_unit_test(test_prom_render_summary_counts_dead_jobs),
 		cmocka_unit_test(test_prom_render_empty_input),
 		cmocka_unit_test(test_prom_render_number_forms),
 		cmocka_unit_test(test_prom_metric_name_snake_case),
