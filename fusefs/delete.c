@@ -307,7 +307,8 @@ static void forget_listed(struct decision *d, const struct catalog *cat)
  * release with decision_free).  NULL with *err set when the storage of the
  * job cannot be listed.
  */
-static struct decision *decision_get(struct stfs *fs, const char *id, int *err)
+static struct decision *decision_get(struct stfs *fs, const char *id, int *err,
+				     bool store)
 {
 	struct decision_cache *dc = fs->dc;
 	struct decision *d, *copy;
@@ -329,7 +330,8 @@ static struct decision *decision_get(struct stfs *fs, const char *id, int *err)
 			copy->n_removed = 0;
 			copy->cat = catalog_get(d->cat);
 			copy->ghost = d->ghost ? catalog_get(d->ghost) : NULL;
-			d->last_use_mono_ms = mono_ms();
+			if (store)
+				d->last_use_mono_ms = mono_ms();
 			for (size_t i = 0; i < d->n_removed; i++) {
 				char **r = realloc(copy->removed,
 						   (i + 1) * sizeof(*r));
@@ -374,6 +376,10 @@ static struct decision *decision_get(struct stfs *fs, const char *id, int *err)
 		void_release(fs, id,
 			     "it has run again since its release (newer "
 			     "objects or a later finish)");
+	/* a prediction neither starts nor extends a session: the first
+	 * deletion in a job asks the engine afresh (README "Deleting") */
+	if (!store)
+		return d;
 
 	/* remember it: replace an older entry for the job, carrying its
 	 * session (ghost and removed keys) on while it is recent */
@@ -731,7 +737,7 @@ static int target_open(struct stfs *fs, const struct caller *c,
 			       t->res.err);
 		return -t->res.err;
 	}
-	t->d = decision_get(fs, t->id, &rc);
+	t->d = decision_get(fs, t->id, &rc, true);
 	if (!t->d) {
 		audit_decision(fs, c, op, path, "", NULL, "R3", EAGAIN);
 		log_warn("%s %s: cannot list the job's storage: %s", op, path,
@@ -765,6 +771,18 @@ int delete_unlink(struct stfs *fs, const struct caller *c, const char *path)
 	if (rc)
 		return rc;
 	rc = tree_resolve(&t.v, path, &t.n);
+	if (rc == -ENOENT && t.d->ghost) {
+		/* a link or pseudo-file of a directory this session emptied
+		 * (`latest` of a pipeline without checkpoints): a view, gone
+		 * with nothing to remove; an object absent from the fresh
+		 * listing stays ENOENT */
+		struct view g = t.v;
+
+		g.cat = t.d->ghost;
+		if (tree_resolve(&g, path, &t.n) == 0 &&
+		    (t.n.kind == ND_PSEUDO || t.n.kind == ND_LINK))
+			rc = 0;
+	}
 	if (rc == 0 && t.n.kind != ND_OBJ && t.n.kind != ND_PSEUDO &&
 	    t.n.kind != ND_LINK)
 		rc = -EISDIR;
@@ -924,7 +942,7 @@ int delete_assess(struct stfs *fs, const char *id, bool caller_allowed,
 	memset(&in, 0, sizeof(in));
 	in.ro = fs->conf.ro;
 	in.caller_allowed = caller_allowed;
-	d = decision_get(fs, id, &rc);
+	d = decision_get(fs, id, &rc, false);
 	if (!d) {
 		in.engine_err = rc ? rc : -EIO;
 		in.state = JS_UNKNOWN;

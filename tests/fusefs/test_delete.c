@@ -98,14 +98,12 @@ static int setup(void **st)
 				 &f->sp_bytes, &f->sp_len),
 			 0);
 	/* job 555, pipeline 1: checkpoint 1, savepoint 2, restore point 3 */
-	assert_int_equal(fake_be_add(f->be, CKPT, f->ckpt_bytes, f->ckpt_len,
-				     OLD),
-			 0);
+	assert_int_equal(
+		fake_be_add(f->be, CKPT, f->ckpt_bytes, f->ckpt_len, OLD), 0);
 	assert_int_equal(fake_be_add(f->be, SP, f->sp_bytes, f->sp_len, OLD),
 			 0);
-	assert_int_equal(fake_be_add(f->be, RP, f->ckpt_bytes, f->ckpt_len,
-				     OLD + 1),
-			 0);
+	assert_int_equal(
+		fake_be_add(f->be, RP, f->ckpt_bytes, f->ckpt_len, OLD + 1), 0);
 	eng.rc = 0;
 	eng.state = JS_FAILED;
 	eng.finish_s = 1600000100;
@@ -260,8 +258,7 @@ static void test_young_unknown_job_is_r1(void **st)
 	assert_int_equal(assess(f, &a), 0);
 	assert_int_equal(a.verdict.err, EBUSY);
 	assert_string_equal(a.verdict.rule, "R1");
-	assert_int_equal(release(f, true),
-			 -EBUSY);
+	assert_int_equal(release(f, true), -EBUSY);
 	/* the engine cannot be asked: R3 */
 	eng.rc = -ETIMEDOUT;
 	assert_int_equal(rm(f, CKPT), -EAGAIN);
@@ -339,20 +336,20 @@ static void test_mixed_layouts_protect_both(void **st)
 {
 	struct fx *f = *st;
 
-	assert_int_equal(fake_be_add_str(f->be, "555/1/7/task-0/state-data",
-					 "old", OLD),
-			 0);
-	assert_int_equal(fake_be_add_str(f->be, "555/1/8/task-0/state-data",
-					 "new", OLD),
-			 0);
+	assert_int_equal(
+		fake_be_add_str(f->be, "555/1/7/task-0/state-data", "old", OLD),
+		0);
+	assert_int_equal(
+		fake_be_add_str(f->be, "555/1/8/task-0/state-data", "new", OLD),
+		0);
 	assert_int_equal(
 		unlink_path(f, "/jobs/" JOB
-			      "/pipelines/1/checkpoints/8/task-0/state-data"),
+			       "/pipelines/1/checkpoints/8/task-0/state-data"),
 		-EPERM);
 	assert_true(fake_be_has(f->be, "555/1/8/task-0/state-data"));
 	assert_int_equal(
 		unlink_path(f, "/jobs/" JOB
-			      "/pipelines/1/checkpoints/7/task-0/state-data"),
+			       "/pipelines/1/checkpoints/7/task-0/state-data"),
 		0);
 	assert_false(fake_be_has(f->be, "555/1/7/task-0/state-data"));
 	assert_int_equal(rm(f, RP), -EPERM);
@@ -375,8 +372,7 @@ static void test_assess_matches_unlink(void **st)
 		eng.state = states[s];
 		for (int e = 0; e < 2; e++) {
 			eng.rc = e ? -EIO : 0;
-			assert_int_equal(assess(f, &a),
-					 0);
+			assert_int_equal(assess(f, &a), 0);
 			for (size_t k = 0; k < 3; k++) {
 				int want = a.res[cls[k]].err;
 				int got = rm(f, keys[k]);
