@@ -383,18 +383,19 @@ static void test_release_namespaces_and_legacy(void **st)
 	release_close(b);
 	release_close(a);
 	/* an unscoped release of an older version, and an unbound one */
-	snprintf(p, sizeof(p), "%s/releases/31", fx->dir);
-	fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0600);
-	assert_true(fd >= 0);
-	assert_int_equal(
-		write(fd, "released 2025-01-01T00:00:00.000Z uid=0\n", 40), 40);
-	close(fd);
-	snprintf(p, sizeof(p), "%s/32", fx->ns);
-	fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0600);
-	assert_true(fd >= 0);
-	assert_int_equal(
-		write(fd, "released 2025-01-01T00:00:00.000Z uid=0\n", 40), 40);
-	close(fd);
+	for (int i = 0; i < 2; i++) {
+		if (i == 0)
+			snprintf(p, sizeof(p), "%s/releases/31", fx->dir);
+		else
+			snprintf(p, sizeof(p), "%s/32", fx->ns);
+		fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		assert_true(fd >= 0);
+		assert_int_equal(
+			write(fd, "released 2025-01-01T00:00:00.000Z uid=0\n",
+			      40),
+			40);
+		close(fd);
+	}
 	assert_int_equal(release_open(fx->dir, NS, &a), 0);
 	assert_int_equal(release_legacy_count(a), 1);
 	assert_false(release_is_released(a, "31"));

@@ -416,17 +416,22 @@ check "ro: release still stored" has_rel "$F1"
 # Holes of issue 7 (README "Deleting"), on the first mount (decision_age=0,
 # storage_ttl=0): each case checks the raw object in the namespace.
 rpath() { echo "/jobs/$1/pipelines/${3:-1}/checkpoints/$4/$2"; } # ID FILE PIPE CID
-# mkreal ID: three real checkpoints of pipeline 1, the newest the restore point
+# mkreal ID [NS]: three real checkpoints of pipeline 1, the newest the
+# restore point
 mkreal() {
 	mkdir -p "${2:-$NS}/$1"
 	for f in $TS1-1-1-1 $TS2-2-1-2 $TS3-3-1-3; do cp "$CKPT_SER" "${2:-$NS}/$1/$f.ser"; done
 }
+# failed_job ID: mkreal ID, the engine reports it FAILED, the mount has seen it
+failed_job() {
+	mkreal "$1"
+	sim_ctl "$PORT" POST /__sim/job "{\"jobId\":\"$1\",\"jobStatus\":\"FAILED\"}" >/dev/null
+	settle
+}
 
 echo "== the session's ghost does not decide (release, rm, protect, rm)"
 GH=600000000000000001
-mkreal $GH
-sim_ctl "$PORT" POST /__sim/job "{\"jobId\":\"$GH\",\"jobStatus\":\"FAILED\"}" >/dev/null
-settle
+failed_job $GH
 check_eq "ghost: release" OK "$(release_errno "$M/jobs/$GH/restore")"
 check_eq "ghost: rm the restore point" OK "$(rm_errno "$M$(rpath $GH $TS3-3-1-3.ser 1 3)")"
 check "ghost: restore point gone" test ! -e "$NS/$GH/$TS3-3-1-3.ser"
@@ -446,16 +451,17 @@ check "ghost: that file gone" test ! -e "$NS/$GH/1699999990000-9-1-5.ser"
 
 echo "== a release covers only the run it released"
 RR=600000000000000002
-mkreal $RR
-sim_ctl "$PORT" POST /__sim/job "{\"jobId\":\"$RR\",\"jobStatus\":\"FAILED\"}" >/dev/null
-settle
+failed_job $RR
 check_eq "resume: release the FAILED job" OK "$(release_errno "$M/jobs/$RR/restore")"
 sleep 1.1 # the engine's finishTime has a resolution of one second
-# the engine resumes it (-r), it checkpoints and fails again, nobody looks
+# while stfs is unmounted, the engine resumes it (-r), it checkpoints and
+# fails again
+fusermount3 -u "$M" && sleep 0.5
 sim_ctl "$PORT" POST /__sim/job "{\"jobId\":\"$RR\",\"jobStatus\":\"RUNNING\"}" >/dev/null
 TS4=1700000003000
 cp "$CKPT_SER" "$NS/$RR/$TS4-4-1-4.ser"
 sim_ctl "$PORT" POST /__sim/job "{\"jobId\":\"$RR\",\"jobStatus\":\"FAILED\"}" >/dev/null
+mount_stfs "$M" -o "$OPTS" || { finish; exit 1; }
 out=$(rm -r "$M/jobs/$RR" 2>&1)
 check "resume: rm -r exits non-zero" test -n "$out"
 check "resume: the new run's restore point kept" test -e "$NS/$RR/$TS4-4-1-4.ser"
@@ -509,8 +515,7 @@ check "mixed: real restore point kept" test -e "$NS/$MX/$TS1-1-1-1.ser"
 
 echo "== deletable and rm agree when the list endpoints fail"
 LF=600000000000000005
-mkreal $LF
-sim_ctl "$PORT" POST /__sim/job "{\"jobId\":\"$LF\",\"jobStatus\":\"FAILED\"}" >/dev/null
+failed_job $LF
 sim_ctl "$PORT" POST /__sim/fault '{"mode":"5xx","paths":["/running-jobs","/finished-jobs"]}' >/dev/null
 settle
 d=$T/deletable-listfail
