@@ -336,11 +336,13 @@ static void pick_restore(struct cat_pipe *p)
 				best_ck->objs[k]->restore_point = true;
 		p->restore = best;
 		p->restore_ckpt = best_ck->id;
-		return;
 	}
-	/* documented layout: the greatest checkpoint id holding doc data */
+	/* documented layout: the greatest checkpoint id holding doc data.
+	 * In a pipeline with both layouts each keeps its restore point (R2
+	 * protects both); `restore`/`latest` name the real one. */
 	for (i = p->n_ckpts; i-- > 0;) {
 		struct cat_ckpt *ck = &p->ckpts[i];
+		bool doc = false;
 
 		for (k = 0; k < ck->n_objs; k++) {
 			struct cat_obj *o = ck->objs[k];
@@ -348,12 +350,14 @@ static void pick_restore(struct cat_pipe *p)
 			if (o->kind != CAT_DOC)
 				continue;
 			o->restore_point = true;
+			doc = true;
 			if (!p->restore)
 				p->restore = o;
 		}
-		if (p->restore) {
+		if (doc) {
 			ck->restore_point = true;
-			p->restore_ckpt = ck->id;
+			if (p->restore_ckpt < 0)
+				p->restore_ckpt = ck->id;
 			return;
 		}
 	}

@@ -147,6 +147,10 @@ static int ck_decode(struct stfs *fs, const struct cat_obj *o)
 			 strerror((int)-n));
 		return CKPT_TYPE_UNKNOWN;
 	}
+	if ((uint64_t)n < (o->size < CK_HEAD ? o->size : CK_HEAD)) {
+		log_warn("%s: short read of the checkpoint header", o->key);
+		return CKPT_TYPE_UNKNOWN;
+	}
 	/* ordinals 0 (checkpoint in both tables), 3 and 4 (2.3.3+ only) need
 	 * no tail; 1 and 2 mean different things before and after 2.3.3,
 	 * which only field 9 at the end of the file tells */
@@ -205,9 +209,14 @@ int ckinfo_type(struct stfs *fs, const struct cat_obj *o)
 	if (type >= 0)
 		return type;
 	type = ck_decode(fs, o);
+	/* an unknown type is never remembered, in memory or in state_dir: a
+	 * read error may be transient, and the next ask must read again
+	 * (callers count unknown as protected meanwhile) */
+	if (type == CKPT_TYPE_UNKNOWN)
+		return type;
 	ck_insert(t, o->key, o->size, o->mtime_ns, type);
-	/* remember decoded types across mounts; read failures may pass */
-	if (t->fd >= 0 && type != CKPT_TYPE_UNKNOWN) {
+	/* remember decoded types across mounts */
+	if (t->fd >= 0) {
 		n = snprintf(line, sizeof(line),
 			     "%d %" PRIu64 " %" PRId64 " %s\n", type, o->size,
 			     o->mtime_ns, o->key);

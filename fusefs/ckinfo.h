@@ -25,7 +25,10 @@ int ckinfo_persist(struct ckinfo_table *t, const char *state_dir,
 
 /**
  * The enum ckpt_type of object `o` (reads it once through fs->ckpt), or
- * CKPT_TYPE_UNKNOWN when it cannot be read or decoded (logged once).
+ * CKPT_TYPE_UNKNOWN when it cannot be read or decoded (logged).  Only
+ * known types are remembered: an unknown one is read again on the next
+ * call, so a transient read error never sticks.  The deletion path counts
+ * unknown as a savepoint (protected) where R2 binds.
  */
 int ckinfo_type(struct stfs *fs, const struct cat_obj *o);
 

@@ -33,6 +33,8 @@ struct decision {
 	int64_t mono_ms;
 	int engine_err;	     /* 0, or why the engine could not tell */
 	int state;	     /* enum job_state */
+	bool young_orphan;   /* rule_input.young_orphan */
+	int64_t finish_s;    /* the engine's finish time of the job, or 0 */
 	const char *source;  /* "engine", "storage", "engine(unreachable)" */
 	struct catalog *cat; /* this job only, listed with the answer */
 	/*
@@ -208,40 +210,100 @@ static void after_change(struct stfs *fs, const char *id, const char *key)
 
 /* ---- decisions */
 
-static int job_state_for(struct stfs *fs, const char *id,
-			 const struct catalog *cat, int *engine_err,
-			 const char **source)
+/* /job-info/<id>: 0 and *state, *finish_s; -ENOENT; else -errno. */
+static int ask_engine(struct stfs *fs, const char *id, int *state,
+		      int64_t *finish_s)
 {
 	struct engine_job ej;
-	const struct cat_job *cj = catalog_find(cat, id);
-	int rc, state;
+	int rc;
 
-	*engine_err = 0;
-	if (!fs->engine) {
-		*engine_err = -ENOTCONN;
-		*source = "engine(unreachable)";
-		return JS_UNKNOWN;
-	}
 	memset(&ej, 0, sizeof(ej));
-	rc = engine_job_info(fs->engine, id, &ej);
+	if (fs->test_job_info) {
+		rc = fs->test_job_info(fs, id, &ej);
+	} else if (fs->test_snap) {
+		const struct engine_job *j;
+
+		if (fs->test_snap->err)
+			return fs->test_snap->err;
+		j = engine_snap_find(fs->test_snap, id);
+		if (!j)
+			return -ENOENT;
+		*state = j->state;
+		*finish_s = j->finish_s;
+		return 0;
+	} else if (fs->engine) {
+		rc = engine_job_info(fs->engine, id, &ej);
+	} else {
+		return -ENOTCONN;
+	}
 	if (rc == 0) {
-		state = ej.state;
+		*state = ej.state;
+		*finish_s = ej.finish_s;
 		engine_job_release(&ej);
-		*source = "engine";
+	}
+	return rc;
+}
+
+static int job_state_for(struct stfs *fs, const char *id,
+			 const struct catalog *cat, struct decision *d)
+{
+	const struct cat_job *cj = catalog_find(cat, id);
+	int rc, state = JS_UNKNOWN;
+
+	d->engine_err = 0;
+	d->young_orphan = false;
+	d->finish_s = 0;
+	rc = ask_engine(fs, id, &state, &d->finish_s);
+	if (rc == 0) {
+		d->source = "engine";
 		return state;
 	}
 	if (rc != -ENOENT) {
-		*engine_err = rc;
-		*source = "engine(unreachable)";
+		d->engine_err = rc;
+		d->source = "engine(unreachable)";
 		return JS_UNKNOWN;
 	}
-	*source = "storage";
+	d->source = "storage";
 	if (!cj)
 		return JS_ORPHAN; /* nothing left in storage, nothing to keep */
 	if (now_ms() - cj->newest_mtime_ns / 1000000 >=
 	    (int64_t)fs->conf.orphan_grace_s * 1000)
 		return JS_ORPHAN;
+	/* the engine answered: not dead yet (R1), not unknowable (R3) */
+	d->young_orphan = true;
 	return JS_UNKNOWN;
+}
+
+static void void_release(struct stfs *fs, const char *id, const char *why);
+
+/* The newest mtime among the objects of job `id` in `cat` (0: none). */
+static int64_t job_newest_ns(const struct catalog *cat, const char *id)
+{
+	const struct cat_job *cj = catalog_find(cat, id);
+
+	return cj ? cj->newest_mtime_ns : 0;
+}
+
+/*
+ * Keys removed earlier in the session that the fresh listing `cat` (made
+ * after those removals) holds again were written anew: they are no longer
+ * "removed".
+ */
+static void forget_listed(struct decision *d, const struct catalog *cat)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < d->n_removed; i++) {
+		bool listed = false;
+
+		for (size_t j = 0; j < cat->n_objs && !listed; j++)
+			listed = strcmp(cat->objs[j].key, d->removed[i]) == 0;
+		if (listed)
+			free(d->removed[i]);
+		else
+			d->removed[k++] = d->removed[i];
+	}
+	d->n_removed = k;
 }
 
 /*
@@ -249,7 +311,8 @@ static int job_state_for(struct stfs *fs, const char *id,
  * release with decision_free).  NULL with *err set when the storage of the
  * job cannot be listed.
  */
-static struct decision *decision_get(struct stfs *fs, const char *id, int *err)
+static struct decision *decision_get(struct stfs *fs, const char *id, int *err,
+				     bool store)
 {
 	struct decision_cache *dc = fs->dc;
 	struct decision *d, *copy;
@@ -271,7 +334,8 @@ static struct decision *decision_get(struct stfs *fs, const char *id, int *err)
 			copy->n_removed = 0;
 			copy->cat = catalog_get(d->cat);
 			copy->ghost = d->ghost ? catalog_get(d->ghost) : NULL;
-			d->last_use_mono_ms = mono_ms();
+			if (store)
+				d->last_use_mono_ms = mono_ms();
 			for (size_t i = 0; i < d->n_removed; i++) {
 				char **r = realloc(copy->removed,
 						   (i + 1) * sizeof(*r));
@@ -304,11 +368,22 @@ static struct decision *decision_get(struct stfs *fs, const char *id, int *err)
 	}
 	snprintf(d->id, sizeof(d->id), "%s", id);
 	d->cat = cat;
-	d->state = job_state_for(fs, id, cat, &d->engine_err, &d->source);
+	d->state = job_state_for(fs, id, cat, d);
 	d->mono_ms = mono_ms();
 	if (d->engine_err == 0 && d->state != JS_ORPHAN &&
 	    d->state != JS_UNKNOWN && !job_state_is_end(d->state))
 		delete_void_release(fs, id, d->state, now_ms());
+	/* a release covers the job as it was: a newer object or a later
+	 * finish (a run stfs did not see) voids it */
+	if (fs->rel && release_is_released(fs->rel, id) &&
+	    !release_covers(fs->rel, id, job_newest_ns(cat, id), d->finish_s))
+		void_release(fs, id,
+			     "it has run again since its release (newer "
+			     "objects or a later finish)");
+	/* a prediction neither starts nor extends a session: the first
+	 * deletion in a job asks the engine afresh (README "Deleting") */
+	if (!store)
+		return d;
 
 	/* remember it: replace an older entry for the job, carrying its
 	 * session (ghost and removed keys) on while it is recent */
@@ -334,6 +409,7 @@ static struct decision *decision_get(struct stfs *fs, const char *id, int *err)
 				copy->n_removed = old->n_removed;
 				old->removed = NULL;
 				old->n_removed = 0;
+				forget_listed(copy, cat);
 			}
 			decision_free(old);
 			break;
@@ -431,24 +507,33 @@ static bool removed(const struct decision *d, const char *key)
 	return false;
 }
 
+static void void_release(struct stfs *fs, const char *id, const char *why)
+{
+	struct caller c = {.uid = 0};
+	char path[64];
+
+	c.pid = getpid();
+	snprintf(path, sizeof(path), "/jobs/%s", id);
+	if (release_set(fs->rel, id, false, 0, now_ms(), NULL) == 0) {
+		log_info("job %s: its release is void: %s", id, why);
+		audit_decision(fs, &c, "void", path, "", NULL, "R2", 0);
+		stfs_invalidate(fs);
+	}
+}
+
 void delete_void_release(struct stfs *fs, const char *id, int state,
 			 int64_t seen_ms)
 {
-	struct caller c = {.uid = 0};
+	char why[64];
 
 	if (!fs->rel || !release_is_released(fs->rel, id))
 		return;
-	c.pid = getpid();
 	/* only an answer the engine gave after the release voids it: a
 	 * listing fetched before it says nothing about the job since */
 	if (seen_ms <= release_time_ms(fs->rel, id))
 		return;
-	if (release_set(fs->rel, id, false, 0, now_ms()) == 0) {
-		log_info("job %s is %s again: its release is void", id,
-			 job_state_name(state));
-		audit_decision(fs, &c, "void", "", "", NULL, "R2", 0);
-		stfs_invalidate(fs);
-	}
+	snprintf(why, sizeof(why), "it is %s again", job_state_name(state));
+	void_release(fs, id, why);
 }
 
 /* "/jobs/<id>[/...]" -> id; false for any other path */
@@ -471,18 +556,20 @@ static bool job_of(const char *path, char *id, size_t idsz)
 }
 
 /*
- * The object's class.  Telling a real-layout savepoint from a superseded
- * checkpoint reads the object's header; only R2 separates them, so the read
- * is skipped where R2 cannot bind (`need_type` false).
+ * The class of object `o` of group `group`.  Telling a real-layout
+ * savepoint from a superseded checkpoint reads the object's header; it is
+ * read only where the split can change the verdict (rules_type_matters).
+ * An object whose type cannot be told (a read error, bytes that do not
+ * decode) counts as a savepoint there: unknown is protected, never
+ * superseded.
  */
-static enum obj_class classify(struct stfs *fs, const struct node *n,
-			       bool need_type)
+static enum obj_class classify_obj(struct stfs *fs, const struct cat_obj *o,
+				   enum obj_group group,
+				   const struct rule_input *in)
 {
-	const struct cat_obj *o = n->obj;
+	int type;
 
-	if (n->kind != ND_OBJ)
-		return OC_VIEW;
-	switch (n->group) {
+	switch (group) {
 	case OG_SP:
 		return OC_SAVEPOINT;
 	case OG_OTHER:
@@ -494,10 +581,20 @@ static enum obj_class classify(struct stfs *fs, const struct node *n,
 		return OC_INFLIGHT;
 	if (o->restore_point)
 		return OC_RESTORE_POINT;
-	if (need_type && o->kind == CAT_REAL &&
-	    ckinfo_type(fs, o) == CKPT_SAVEPOINT)
+	if (o->kind != CAT_REAL || !rules_type_matters(in))
+		return OC_SUPERSEDED;
+	type = ckinfo_type(fs, o);
+	if (type == CKPT_SAVEPOINT || type == CKPT_TYPE_UNKNOWN)
 		return OC_SAVEPOINT;
 	return OC_SUPERSEDED;
+}
+
+static enum obj_class classify(struct stfs *fs, const struct node *n,
+			       const struct rule_input *in)
+{
+	if (n->kind != ND_OBJ)
+		return OC_VIEW;
+	return classify_obj(fs, n->obj, n->group, in);
 }
 
 static size_t count_live(const struct decision *d, struct cat_obj *const *objs,
@@ -600,6 +697,18 @@ static void prune(struct backend *be, const char *dir, int depth)
 	be_rmdir(be, dir);
 }
 
+/* The job's facts of decision `d` into `in` (ro and caller set by caller). */
+static void decision_input(struct stfs *fs, const struct decision *d,
+			   struct rule_input *in)
+{
+	in->engine_err = d->engine_err;
+	in->state = d->state;
+	in->young_orphan = d->young_orphan;
+	in->released = fs->rel && release_covers(fs->rel, d->id,
+						 job_newest_ns(d->cat, d->id),
+						 d->finish_s);
+}
+
 struct target {
 	char id[24];
 	struct decision *d;
@@ -632,19 +741,18 @@ static int target_open(struct stfs *fs, const struct caller *c,
 			       t->res.err);
 		return -t->res.err;
 	}
-	t->d = decision_get(fs, t->id, &rc);
+	t->d = decision_get(fs, t->id, &rc, true);
 	if (!t->d) {
 		audit_decision(fs, c, op, path, "", NULL, "R3", EAGAIN);
 		log_warn("%s %s: cannot list the job's storage: %s", op, path,
 			 strerror(-rc));
 		return rc == -ENOENT ? -ENOENT : -EAGAIN;
 	}
-	t->in.engine_err = t->d->engine_err;
-	t->in.state = t->d->state;
-	t->in.released = fs->rel && release_is_released(fs->rel, t->id);
+	decision_input(fs, t->d, &t->in);
 	t->v.fs = fs;
-	/* resolve against the session's view: emptied directories stay */
-	t->v.cat = t->d->ghost ? t->d->ghost : t->d->cat;
+	/* decide against the fresh listing; the session's ghost only keeps
+	 * emptied directories resolvable for rmdir (delete_rmdir) */
+	t->v.cat = t->d->cat;
 	t->v.snap = stfs_engine(fs, 0);
 	t->v.now_ms = now_ms();
 	return 0;
@@ -667,6 +775,18 @@ int delete_unlink(struct stfs *fs, const struct caller *c, const char *path)
 	if (rc)
 		return rc;
 	rc = tree_resolve(&t.v, path, &t.n);
+	if (rc == -ENOENT && t.d->ghost) {
+		/* a link or pseudo-file of a directory this session emptied
+		 * (`latest` of a pipeline without checkpoints): a view, gone
+		 * with nothing to remove; an object absent from the fresh
+		 * listing stays ENOENT */
+		struct view g = t.v;
+
+		g.cat = t.d->ghost;
+		if (tree_resolve(&g, path, &t.n) == 0 &&
+		    (t.n.kind == ND_PSEUDO || t.n.kind == ND_LINK))
+			rc = 0;
+	}
 	if (rc == 0 && t.n.kind != ND_OBJ && t.n.kind != ND_PSEUDO &&
 	    t.n.kind != ND_LINK)
 		rc = -EISDIR;
@@ -676,12 +796,7 @@ int delete_unlink(struct stfs *fs, const struct caller *c, const char *path)
 		target_done(&t);
 		return rc;
 	}
-	t.in.cls = classify(fs, &t.n,
-			    !t.in.released && t.in.engine_err == 0 &&
-				    (t.in.state == JS_ORPHAN ||
-				     (job_state_is_end(t.in.state) &&
-				      t.in.state != JS_FINISHED &&
-				      t.in.state != JS_CANCELED)));
+	t.in.cls = classify(fs, &t.n, &t.in);
 	if (t.n.kind == ND_OBJ)
 		key = t.n.obj->key;
 	rules_decide(&t.in, &t.res);
@@ -708,6 +823,7 @@ int delete_unlink(struct stfs *fs, const struct caller *c, const char *path)
 int delete_rmdir(struct stfs *fs, const struct caller *c, const char *path)
 {
 	struct target t;
+	bool ghost = false;
 	size_t live;
 	int rc;
 
@@ -715,6 +831,17 @@ int delete_rmdir(struct stfs *fs, const struct caller *c, const char *path)
 	if (rc)
 		return rc;
 	rc = tree_resolve(&t.v, path, &t.n);
+	if (rc == -ENOENT && t.d->ghost) {
+		/* emptied by this session's `rm -r`: absent from the fresh
+		 * listing, so nothing is left below it */
+		struct view g = t.v;
+
+		g.cat = t.d->ghost;
+		rc = tree_resolve(&g, path, &t.n);
+		if (rc == 0 && t.n.kind != ND_OBJ && t.n.kind != ND_PSEUDO &&
+		    t.n.kind != ND_LINK)
+			ghost = true;
+	}
 	if (rc == 0 && (t.n.kind == ND_OBJ || t.n.kind == ND_PSEUDO ||
 			t.n.kind == ND_LINK))
 		rc = -ENOTDIR;
@@ -730,7 +857,7 @@ int delete_rmdir(struct stfs *fs, const struct caller *c, const char *path)
 		target_done(&t);
 		return -t.res.err;
 	}
-	live = objects_below(t.d, &t.n);
+	live = ghost ? 0 : objects_below(t.d, &t.n);
 	if (live) {
 		audit_decision(fs, c, "rmdir", path, "", t.d, "", ENOTEMPTY);
 		target_done(&t);
@@ -772,10 +899,90 @@ int delete_release(struct stfs *fs, const struct caller *c,
 		target_done(&t);
 		return -t.res.err;
 	}
-	rc = release_set(fs->rel, t.id, release, c->uid, now_ms());
+	{
+		/* the release covers the job as it is now (release.h) */
+		struct release_bind b = {
+			.newest_ns = job_newest_ns(t.d->cat, t.id),
+			.finish_s = t.d->finish_s,
+		};
+
+		rc = release_set(fs->rel, t.id, release, c->uid, now_ms(), &b);
+	}
 	audit_decision(fs, c, op, job_path, "", t.d, t.res.rule, -rc);
 	if (rc == 0)
 		after_change(fs, t.id, NULL);
 	target_done(&t);
 	return rc;
+}
+
+/* ---- the prediction (`deletable`), from the decision's own inputs */
+
+static void assess_obj(struct stfs *fs, const struct decision *d,
+		       const struct cat_obj *o, enum obj_group g,
+		       const struct rule_input *in, bool types,
+		       struct delete_assessment *a)
+{
+	enum obj_class cls;
+
+	if (removed(d, o->key))
+		return;
+	cls = classify_obj(fs, o, g, in);
+	if (!types && g == OG_CKPT && cls == OC_SUPERSEDED &&
+	    o->kind == CAT_REAL)
+		a->merged = true;
+	a->cnt[cls]++;
+}
+
+int delete_assess(struct stfs *fs, const char *id, bool caller_allowed,
+		  struct delete_assessment *a)
+{
+	struct rule_input in;
+	struct decision *d;
+	const struct cat_job *cj;
+	bool types;
+	int rc = 0;
+
+	memset(a, 0, sizeof(*a));
+	memset(&in, 0, sizeof(in));
+	in.ro = fs->conf.ro;
+	in.caller_allowed = caller_allowed;
+	d = decision_get(fs, id, &rc, false);
+	if (!d) {
+		in.engine_err = rc ? rc : -EIO;
+		in.state = JS_UNKNOWN;
+		rules_decide_job(&in, a->cnt, a->res, &a->verdict);
+		if (a->verdict.err == EAGAIN)
+			snprintf(a->verdict.reason, sizeof(a->verdict.reason),
+				 "the job's storage cannot be listed (%s)",
+				 strerrorname_np(-in.engine_err)
+					 ? strerrorname_np(-in.engine_err)
+					 : "error");
+		return rc ? rc : -EIO;
+	}
+	decision_input(fs, d, &in);
+	a->state = d->state;
+	a->released = in.released;
+	cj = catalog_find(d->cat, id);
+	types = rules_type_matters(&in);
+	if (cj) {
+		if (types)
+			ckinfo_prefetch_job(fs, cj);
+		for (size_t i = 0; i < cj->n_pipes; i++)
+			for (size_t j = 0; j < cj->pipes[i].n_ckpts; j++) {
+				const struct cat_ckpt *k =
+					&cj->pipes[i].ckpts[j];
+
+				for (size_t o = 0; o < k->n_objs; o++)
+					assess_obj(fs, d, k->objs[o], OG_CKPT,
+						   &in, types, a);
+			}
+		for (size_t i = 0; i < cj->n_sp; i++)
+			assess_obj(fs, d, cj->sp_objs[i], OG_SP, &in, types, a);
+		for (size_t i = 0; i < cj->n_strays; i++)
+			assess_obj(fs, d, cj->strays[i], OG_OTHER, &in, types,
+				   a);
+	}
+	rules_decide_job(&in, a->cnt, a->res, &a->verdict);
+	decision_free(d);
+	return 0;
 }

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "rules.h"
 #include "stfs.h"
 
 struct caller {
@@ -44,6 +45,28 @@ int delete_rmdir(struct stfs *fs, const struct caller *c, const char *path);
  */
 int delete_release(struct stfs *fs, const struct caller *c,
 		   const char *job_path, bool release);
+
+/* What `rm -r jobs/<id>` would do, per object class. */
+struct delete_assessment {
+	size_t cnt[OC_COUNT];		  /* the job's live objects per class */
+	struct rule_result res[OC_COUNT]; /* the decision for each class */
+	struct rule_result verdict;	  /* rules_decide_job() */
+	int state;			  /* enum job_state decided on */
+	bool released;			  /* a release covers the job */
+	bool merged; /* real-layout objects were not told apart (the split
+		      * does not matter here): savepoints counted superseded */
+};
+
+/**
+ * Predict `rm -r jobs/<id>` for a caller (`caller_allowed`: R4) from the
+ * very inputs unlink/rmdir decide on: the same fresh decision (the
+ * engine's /job-info answer and the fresh listing of the job, shared for
+ * decision_age), the same release check and the same classification of
+ * each object.  Fills *a on every path; 0, or -errno when the job's storage
+ * cannot be listed (then the verdict is R3 EAGAIN, as unlink's would be).
+ */
+int delete_assess(struct stfs *fs, const char *id, bool caller_allowed,
+		  struct delete_assessment *a);
 
 /** Whether the caller may delete/release at all (root or delete_group). */
 bool delete_caller_allowed(struct stfs *fs, const struct caller *c);

@@ -364,7 +364,7 @@ int main(int argc, char *argv[])
 			fs.imap = NULL;
 		}
 	}
-	rc = release_open(fs.conf.state_dir, &fs.rel);
+	rc = release_open(fs.conf.state_dir, fs.conf.checkpoint, &fs.rel);
 	if (rc) {
 		fprintf(stderr,
 			"stfs: state_dir=%s: %s (releases are impossible until "

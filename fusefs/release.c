@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,19 +14,26 @@
 
 #include "fdio.h"
 #include "log.h"
+#include "pcache.h"
 #include "release.h"
 #include "timefmt.h"
 
 #define ID_SZ	   20
 #define TMP_PREFIX ".tmp."
 
+struct rel_ent {
+	char id[ID_SZ];
+	struct release_bind b; /* what the release covers */
+};
+
 struct release_store {
 	pthread_mutex_t lock;
-	int dfd;	     /* the releases/ directory, O_DIRECTORY */
-	char dir[4096];	     /* its path, for log lines */
-	char (*ids)[ID_SZ];  /* protected by ->lock; sorted by strcmp */
-	size_t n, cap;	     /* protected by ->lock */
-	unsigned long tmp_n; /* protected by ->lock; temp name counter */
+	int dfd;	      /* the namespace's releases directory */
+	char dir[4096];	      /* its path, for log lines */
+	struct rel_ent *ents; /* protected by ->lock; sorted by id (strcmp) */
+	size_t n, cap;	      /* protected by ->lock */
+	unsigned long tmp_n;  /* protected by ->lock; temp name counter */
+	size_t n_legacy;      /* unscoped releases found (ignored) */
 };
 
 bool release_id_valid(const char *id)
@@ -47,7 +55,7 @@ static size_t find(const struct release_store *rs, const char *id, bool *found)
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(rs->ids[mid], id);
+		int c = strcmp(rs->ents[mid].id, id);
 
 		if (c == 0) {
 			*found = true;
@@ -67,28 +75,33 @@ static int cache_reserve(struct release_store *rs)
 {
 	if (rs->n == rs->cap) {
 		size_t cap = rs->cap ? rs->cap * 2 : 16;
-		char(*n)[ID_SZ] = realloc(rs->ids, cap * sizeof(*n));
+		struct rel_ent *n = realloc(rs->ents, cap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
-		rs->ids = n;
+		rs->ents = n;
 		rs->cap = cap;
 	}
 	return 0;
 }
 
-/* Add id to the cache; 0 or -ENOMEM. Lock held. */
-static int cache_add(struct release_store *rs, const char *id)
+/* Add id (or update its binding) in the cache; 0 or -ENOMEM. Lock held. */
+static int cache_add(struct release_store *rs, const char *id,
+		     const struct release_bind *b)
 {
 	bool found;
 	size_t i = find(rs, id, &found);
 
-	if (found)
+	if (found) {
+		rs->ents[i].b = *b;
 		return 0;
+	}
 	if (cache_reserve(rs))
 		return -ENOMEM;
-	memmove(rs->ids + i + 1, rs->ids + i, (rs->n - i) * sizeof(*rs->ids));
-	snprintf(rs->ids[i], ID_SZ, "%s", id);
+	memmove(rs->ents + i + 1, rs->ents + i,
+		(rs->n - i) * sizeof(*rs->ents));
+	snprintf(rs->ents[i].id, ID_SZ, "%s", id);
+	rs->ents[i].b = *b;
 	rs->n++;
 	return 0;
 }
@@ -100,8 +113,8 @@ static void cache_del(struct release_store *rs, const char *id)
 
 	if (!found)
 		return;
-	memmove(rs->ids + i, rs->ids + i + 1,
-		(rs->n - i - 1) * sizeof(*rs->ids));
+	memmove(rs->ents + i, rs->ents + i + 1,
+		(rs->n - i - 1) * sizeof(*rs->ents));
 	rs->n--;
 }
 
@@ -110,6 +123,50 @@ static int mkdir_0700(const char *path)
 	if (mkdir(path, 0700) == 0 || errno == EEXIST)
 		return 0;
 	return -errno;
+}
+
+/*
+ * The binding of a release file's content "released <time> uid=<uid>
+ * newest_ns=<n> finish_s=<s>"; false when it has none (then the file is
+ * not taken for a release: a job stays protected rather than released by
+ * a file that does not say what it released).
+ */
+static bool parse_bind(int dfd, const char *name, struct release_bind *b)
+{
+	char txt[256];
+	const char *p, *q;
+	ssize_t n;
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	n = read(fd, txt, sizeof(txt) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	txt[n] = '\0';
+	p = strstr(txt, " newest_ns=");
+	q = strstr(txt, " finish_s=");
+	if (strncmp(txt, "released ", 9) != 0 || !p || !q)
+		return false;
+	return sscanf(p, " newest_ns=%" SCNd64, &b->newest_ns) == 1 &&
+	       sscanf(q, " finish_s=%" SCNd64, &b->finish_s) == 1;
+}
+
+/* Count the unscoped releases of older versions in `dir` (never used). */
+static size_t count_legacy(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		if (release_id_valid(de->d_name))
+			n++;
+	closedir(d);
+	return n;
 }
 
 /* Remove stale temp files and load the ids.  Lock not needed (not shared). */
@@ -149,7 +206,18 @@ static int load(struct release_store *rs)
 				 rs->dir, name);
 			continue;
 		}
-		rc = cache_add(rs, name);
+		{
+			struct release_bind b;
+
+			if (!parse_bind(rs->dfd, name, &b)) {
+				log_warn("release: ignoring %s/%s: it does not "
+					 "say what it released (the job stays "
+					 "protected)",
+					 rs->dir, name);
+				continue;
+			}
+			rc = cache_add(rs, name, &b);
+		}
 		if (rc)
 			break;
 	}
@@ -157,24 +225,30 @@ static int load(struct release_store *rs)
 	return rc;
 }
 
-int release_open(const char *state_dir, struct release_store **out)
+int release_open(const char *state_dir, const char *ns,
+		 struct release_store **out)
 {
 	struct release_store *rs;
+	char top[4096];
 	int rc;
 
 	*out = NULL;
-	if (!state_dir || !*state_dir)
+	if (!state_dir || !*state_dir || !ns || !*ns)
 		return -EINVAL;
 	rs = calloc(1, sizeof(*rs));
 	if (!rs)
 		return -ENOMEM;
 	rs->dfd = -1;
-	if ((size_t)snprintf(rs->dir, sizeof(rs->dir), "%s/releases",
-			     state_dir) >= sizeof(rs->dir)) {
+	if ((size_t)snprintf(top, sizeof(top), "%s/releases", state_dir) >=
+		    sizeof(top) ||
+	    (size_t)snprintf(rs->dir, sizeof(rs->dir), "%s/%016" PRIx64, top,
+			     pcache_hash(ns)) >= sizeof(rs->dir)) {
 		free(rs);
 		return -EINVAL;
 	}
 	rc = mkdir_0700(state_dir);
+	if (!rc)
+		rc = mkdir_0700(top);
 	if (!rc)
 		rc = mkdir_0700(rs->dir);
 	if (rc) {
@@ -194,10 +268,18 @@ int release_open(const char *state_dir, struct release_store **out)
 	if (rc) {
 		log_err("release: cannot read %s: %s", rs->dir, strerror(-rc));
 		close(rs->dfd);
-		free(rs->ids);
+		free(rs->ents);
 		free(rs);
 		return rc;
 	}
+	/* releases of versions that kept one directory for every namespace
+	 * cannot tell which cluster they were for: ignored (protected) */
+	rs->n_legacy = count_legacy(top);
+	if (rs->n_legacy)
+		log_warn("release: %zu release(s) in %s predate per-namespace "
+			 "releases and are ignored (those jobs are protected; "
+			 "release them again)",
+			 rs->n_legacy, top);
 	pthread_mutex_init(&rs->lock, NULL);
 	*out = rs;
 	return 0;
@@ -209,7 +291,7 @@ void release_close(struct release_store *rs)
 		return;
 	pthread_mutex_destroy(&rs->lock);
 	close(rs->dfd);
-	free(rs->ids);
+	free(rs->ents);
 	free(rs);
 }
 
@@ -233,8 +315,8 @@ size_t release_list(struct release_store *rs, char (*ids)[20], size_t max)
 		return 0;
 	pthread_mutex_lock(&rs->lock);
 	n = rs->n;
-	if (ids && n && max)
-		memcpy(ids, rs->ids, (n < max ? n : max) * sizeof(*ids));
+	for (size_t i = 0; ids && i < n && i < max; i++)
+		memcpy(ids[i], rs->ents[i].id, sizeof(ids[i]));
 	pthread_mutex_unlock(&rs->lock);
 	return n;
 }
@@ -244,16 +326,19 @@ size_t release_list(struct release_store *rs, char (*ids)[20], size_t max)
  * place (even when the directory fsync then failed).  Lock held.
  */
 static int write_release(struct release_store *rs, const char *id, uid_t uid,
-			 int64_t now_ms, bool *renamed)
+			 int64_t now_ms, const struct release_bind *b,
+			 bool *renamed)
 {
-	char tmp[64], when[48], line[128];
+	char tmp[64], when[48], line[192];
 	int fd, rc, len;
 
 	snprintf(tmp, sizeof(tmp), TMP_PREFIX "%s.%ld.%lu", id, (long)getpid(),
 		 rs->tmp_n++);
 	timefmt_iso_ms(now_ms, when, sizeof(when));
-	len = snprintf(line, sizeof(line), "released %s uid=%lu\n", when,
-		       (unsigned long)uid);
+	len = snprintf(line, sizeof(line),
+		       "released %s uid=%lu newest_ns=%" PRId64
+		       " finish_s=%" PRId64 "\n",
+		       when, (unsigned long)uid, b->newest_ns, b->finish_s);
 	fd = openat(rs->dfd, tmp,
 		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -276,22 +361,26 @@ static int write_release(struct release_store *rs, const char *id, uid_t uid,
 }
 
 int release_set(struct release_store *rs, const char *job_id, bool released,
-		uid_t uid, int64_t now_ms)
+		uid_t uid, int64_t now_ms, const struct release_bind *bind)
 {
+	static const struct release_bind none;
 	bool done = false;
 	int rc = 0;
 
 	if (!rs || !release_id_valid(job_id))
 		return -EINVAL;
+	if (!bind)
+		bind = &none;
 	pthread_mutex_lock(&rs->lock);
 	if (released) {
 		/* room first, so a file on disk is never missing in the cache
 		 */
 		rc = cache_reserve(rs);
 		if (!rc)
-			rc = write_release(rs, job_id, uid, now_ms, &done);
+			rc = write_release(rs, job_id, uid, now_ms, bind,
+					   &done);
 		if (done)
-			(void)cache_add(rs, job_id);
+			(void)cache_add(rs, job_id, bind);
 	} else {
 		if (unlinkat(rs->dfd, job_id, 0) < 0 && errno != ENOENT) {
 			rc = -errno;
@@ -309,6 +398,33 @@ int release_set(struct release_store *rs, const char *job_id, bool released,
 			released ? "cannot write" : "cannot remove", rs->dir,
 			job_id, strerror(-rc));
 	return rc;
+}
+
+bool release_covers(struct release_store *rs, const char *job_id,
+		    int64_t newest_ns, int64_t finish_s)
+{
+	bool found, ok = false;
+	size_t i;
+
+	if (!rs || !release_id_valid(job_id))
+		return false;
+	pthread_mutex_lock(&rs->lock);
+	i = find(rs, job_id, &found);
+	if (found)
+		ok = newest_ns <= rs->ents[i].b.newest_ns &&
+		     finish_s <= rs->ents[i].b.finish_s;
+	pthread_mutex_unlock(&rs->lock);
+	return ok;
+}
+
+const char *release_dir(const struct release_store *rs)
+{
+	return rs ? rs->dir : "";
+}
+
+size_t release_legacy_count(const struct release_store *rs)
+{
+	return rs ? rs->n_legacy : 0;
 }
 
 int64_t release_time_ms(struct release_store *rs, const char *job_id)

@@ -1,10 +1,19 @@
 /*
  * release — the persistent restore releases of CONTRACT §4 R2.
  *
- * A released job is one file, <state_dir>/releases/<jobId>, holding
- * "released <ISO-8601 UTC time> uid=<uid>\n".  Its existence is the whole
- * truth (render.c checks it with stat(); keep the path), so a release
- * survives restarts and remounts.  Writes are atomic and durable: a temp
+ * A released job is one file, <state_dir>/releases/<ns>/<jobId>, where
+ * <ns> is 16 hex digits of a hash of the checkpoint namespace's URI (as the
+ * checkpoint-type cache is keyed), so two mounts of different clusters that
+ * share a state_dir never share releases.  The file holds
+ * "released <ISO-8601 UTC time> uid=<uid> newest_ns=<n> finish_s=<s>\n":
+ * the release covers the job as it was then, and no more (README
+ * "Deleting"): the newest mtime among the job's storage objects and the
+ * finish time the engine gave (0: none).  An object newer than that, or a
+ * later finish (a resumed run that ended again), voids it: see
+ * release_covers().  A release survives restarts and remounts.  Files in
+ * <state_dir>/releases/ itself (written by versions before namespaces were
+ * kept apart) and files without the binding are ignored: those jobs are
+ * protected.  Writes are atomic and durable: a temp
  * file ".tmp.<jobId>.<pid>.<n>" in the same directory, fsync, rename,
  * fsync of the directory; a removal fsyncs the directory too.  Temp files
  * left behind by a crash are never taken for releases and are removed by
@@ -33,14 +42,36 @@
 
 struct release_store;
 
+/** What a release covers (see above). */
+struct release_bind {
+	int64_t newest_ns; /* newest mtime among the job's objects, epoch ns */
+	int64_t finish_s;  /* the engine's finish time of the job, or 0 */
+};
+
 /**
- * Open the store under `state_dir`: create state_dir (if missing, mode
- * 0700) and state_dir/releases/ (mode 0700), remove stale temp files,
- * load the released ids.  0 and *out set; -EINVAL (state_dir NULL, empty
- * or too long), -ENOTDIR, -EACCES, -ENOMEM or another -errno of
+ * Open the store of namespace `ns` (the checkpoint URI) under `state_dir`:
+ * create state_dir (if missing, mode 0700), state_dir/releases/ and
+ * state_dir/releases/<ns hash>/ (mode 0700), remove stale temp files, load
+ * the releases.  0 and *out set; -EINVAL (state_dir or ns NULL, empty or
+ * too long), -ENOTDIR, -EACCES, -ENOMEM or another -errno of
  * mkdir/opendir; *out is NULL then.
  */
-int release_open(const char *state_dir, struct release_store **out);
+int release_open(const char *state_dir, const char *ns,
+		 struct release_store **out);
+
+/** The store's directory (state_dir/releases/<ns hash>). */
+const char *release_dir(const struct release_store *rs);
+
+/** How many unscoped releases of older versions were found and ignored. */
+size_t release_legacy_count(const struct release_store *rs);
+
+/**
+ * True when `job_id` is released and the release covers the job as it is
+ * now: no object newer than `newest_ns` at release, and no finish time
+ * later than the one at release (`finish_s` 0: the engine gave none).
+ */
+bool release_covers(struct release_store *rs, const char *job_id,
+		    int64_t newest_ns, int64_t finish_s);
 
 /** Free the store.  NULL is a no-op. */
 void release_close(struct release_store *rs);
@@ -52,13 +83,14 @@ bool release_is_released(struct release_store *rs, const char *job_id);
 /**
  * Release (`released` true) or protect again / void (false) a job.
  * Releasing writes the file atomically (overwriting an older release with
- * the new time and uid); protecting removes it (no error when it was not
- * released).  `now_ms` is wall-clock epoch milliseconds for the content.
- * 0; -EINVAL for a bad id or NULL store; -errno of the file system (the
- * cache is changed only on success).
+ * the new time, uid and binding `bind`; NULL: covers nothing newer than
+ * 1970 and no finish); protecting removes it (no error when it was not
+ * released; `bind` ignored).  `now_ms` is wall-clock epoch milliseconds for
+ * the content.  0; -EINVAL for a bad id or NULL store; -errno of the file
+ * system (the cache is changed only on success).
  */
 int release_set(struct release_store *rs, const char *job_id, bool released,
-		uid_t uid, int64_t now_ms);
+		uid_t uid, int64_t now_ms, const struct release_bind *bind);
 
 /**
  * When `job_id` was released: the release file's mtime, epoch ms; 0 when

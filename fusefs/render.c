@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ckinfo.h"
+#include "delete.h"
 #include "http.h"
 #include "protostuff.h"
 #include "release.h"
@@ -53,134 +53,20 @@ bool render_job_released(struct stfs *fs, const char *id)
 	return fs->rel && release_is_released(fs->rel, id);
 }
 
-/* Count the job's objects per class, as delete.c would classify them. */
 /*
- * Whether telling real-layout savepoints from superseded checkpoints can
- * change a verdict: only R2 separates them, and R2 binds only a dead job
- * (end state or orphan) that is not FINISHED/CANCELED and not released,
- * with the engine answering.  Elsewhere both classes get the same verdict
- * and stfs does not read the objects' headers (one GET each on S3).
+ * The verdict of `rm -r jobs/<id>` for a permitted caller: computed by
+ * delete_assess(), from the same inputs an unlink decides on (README
+ * "Deleting": `deletable` tells in advance what `rm -r` would do).
  */
-static bool types_matter(struct view *v, const struct job_view *jv)
-{
-	int s = jv->state;
-
-	if (v->fs->conf.ro || v->snap->err || jv->stale || s == JS_UNKNOWN)
-		return false;
-	if (s != JS_ORPHAN && !job_state_is_end(s))
-		return false;
-	if (s == JS_FINISHED || s == JS_CANCELED)
-		return false;
-	return !render_job_released(v->fs, jv->id);
-}
-
-/* Count the job's objects per class, as delete.c would classify them.
- * With !decode, real-layout objects that are neither restore points nor
- * in flight count as superseded and *merged is set when there were any. */
-static void count_classes(struct view *v, const struct cat_job *cj, bool decode,
-			  size_t cnt[OC_COUNT], bool *merged)
-{
-	memset(cnt, 0, sizeof(size_t) * OC_COUNT);
-	*merged = false;
-	if (!cj)
-		return;
-	if (decode)
-		ckinfo_prefetch_job(v->fs, cj);
-	for (size_t i = 0; i < cj->n_pipes; i++)
-		for (size_t j = 0; j < cj->pipes[i].n_ckpts; j++) {
-			const struct cat_ckpt *c = &cj->pipes[i].ckpts[j];
-
-			for (size_t k = 0; k < c->n_objs; k++) {
-				const struct cat_obj *o = c->objs[k];
-
-				if (o->kind == CAT_REAL && o->rn.tmp)
-					cnt[OC_INFLIGHT]++;
-				else if (o->restore_point)
-					cnt[OC_RESTORE_POINT]++;
-				else if (o->kind == CAT_REAL && !decode) {
-					*merged = true;
-					cnt[OC_SUPERSEDED]++;
-				} else if (o->kind == CAT_REAL &&
-					   ckinfo_type(v->fs, o) ==
-						   CKPT_SAVEPOINT)
-					cnt[OC_SAVEPOINT]++;
-				else
-					cnt[OC_SUPERSEDED]++;
-			}
-		}
-	cnt[OC_SAVEPOINT] += cj->n_sp;
-	cnt[OC_STRAY] += cj->n_strays;
-}
-
-static void rule_input_of(struct view *v, const struct job_view *jv,
-			  bool caller_allowed, struct rule_input *in)
-{
-	memset(in, 0, sizeof(*in));
-	in->ro = v->fs->conf.ro;
-	in->caller_allowed = caller_allowed;
-	in->engine_err = v->snap->err ? v->snap->err : 0;
-	in->state = jv->state;
-	in->released = render_job_released(v->fs, jv->id);
-}
-
-/* the rule order of CONTRACT §4: a lower rank decides */
-static int rule_rank(const char *rule)
-{
-	static const char *const order[] = {"R5", "R4", "R3", "R1", "R6", "R2"};
-
-	for (int i = 0; i < 6; i++)
-		if (strcmp(rule, order[i]) == 0)
-			return i;
-	return 6;
-}
-
-/*
- * What `rm -r jobs/<id>` does: every class with objects is decided; the
- * refusal of highest precedence is the verdict.  With no object, the job
- * level rules (R5, R4, R3, R1) decide for the pseudo-files.
- */
-static void verdict_classes(struct view *v, const struct job_view *jv,
-			    bool caller_allowed, const size_t cnt[OC_COUNT],
-			    struct rule_result res[OC_COUNT],
-			    struct verdict *out)
-{
-	struct rule_input in;
-	int best = 7;
-
-	rule_input_of(v, jv, caller_allowed, &in);
-	memset(out, 0, sizeof(*out));
-	out->rule = "";
-	for (int c = 0; c < OC_COUNT; c++) {
-		in.cls = (enum obj_class)c;
-		rules_decide(&in, &res[c]);
-		if (res[c].err && (cnt[c] || c == OC_VIEW) &&
-		    rule_rank(res[c].rule) < best) {
-			best = rule_rank(res[c].rule);
-			out->err = res[c].err;
-			out->rule = res[c].rule;
-			snprintf(out->reason, sizeof(out->reason), "%s",
-				 res[c].reason);
-			if (c != OC_VIEW && strcmp(res[c].rule, "R2") == 0)
-				snprintf(out->reason, sizeof(out->reason),
-					 "%zu %s not released (echo release > "
-					 "restore)",
-					 cnt[c],
-					 c == OC_RESTORE_POINT
-						 ? "restore point(s)"
-						 : "savepoint(s)");
-		}
-	}
-}
-
 void render_verdict(struct view *v, const struct job_view *jv,
 		    struct verdict *out)
 {
-	size_t cnt[OC_COUNT];
-	struct rule_result res[OC_COUNT];
-	bool merged;
+	struct delete_assessment a;
 
-	count_classes(v, jv->cj, types_matter(v, jv), cnt, &merged);
-	verdict_classes(v, jv, true, cnt, res, out);
+	delete_assess(v->fs, jv->id, true, &a);
+	out->err = a.verdict.err;
+	out->rule = a.verdict.rule;
+	snprintf(out->reason, sizeof(out->reason), "%s", a.verdict.reason);
 }
 
 static void verdict_line(const struct verdict *vd, char *out, size_t outsz)
@@ -405,27 +291,27 @@ int render_deletable(struct view *v, const struct job_view *jv,
 		{OC_INFLIGHT, "in_flight"},
 		{OC_STRAY, "unrecognised"},
 	};
-	size_t cnt[OC_COUNT];
-	struct rule_result res[OC_COUNT];
+	struct delete_assessment a;
 	struct verdict vd;
 	char line[256];
-	bool merged;
 
-	count_classes(v, jv->cj, types_matter(v, jv), cnt, &merged);
-	verdict_classes(v, jv, caller_allowed, cnt, res, &vd);
+	delete_assess(v->fs, jv->id, caller_allowed, &a);
+	vd.err = a.verdict.err;
+	vd.rule = a.verdict.rule;
+	snprintf(vd.reason, sizeof(vd.reason), "%s", a.verdict.reason);
 	verdict_line(&vd, line, sizeof(line));
 	buf_printf(out, "%s\n", line);
 	for (size_t i = 0; i < sizeof(lines) / sizeof(*lines); i++) {
-		const struct rule_result *r = &res[lines[i].cls];
+		const struct rule_result *r = &a.res[lines[i].cls];
 
 		if (r->err)
 			buf_printf(out, "%-15s %4zu no %s %s\n", lines[i].name,
-				   cnt[lines[i].cls], strerrorname_np(r->err),
+				   a.cnt[lines[i].cls], strerrorname_np(r->err),
 				   r->rule);
 		else
 			buf_printf(out, "%-15s %4zu yes%s\n", lines[i].name,
-				   cnt[lines[i].cls],
-				   merged && lines[i].cls == OC_SAVEPOINT
+				   a.cnt[lines[i].cls],
+				   a.merged && lines[i].cls == OC_SAVEPOINT
 					   ? " (real-layout savepoints are "
 					     "counted as superseded: same "
 					     "verdict)"
@@ -436,11 +322,15 @@ int render_deletable(struct view *v, const struct job_view *jv,
 
 int render_restore(struct view *v, const struct job_view *jv, struct buf *out)
 {
-	bool rel = render_job_released(v->fs, jv->id);
+	const struct cat_job *cj = jv->cj;
+	/* a release covers the job as it was when released (release.h) */
+	bool rel = v->fs->rel && release_covers(v->fs->rel, jv->id,
+						cj ? cj->newest_mtime_ns : 0,
+						jv->ej ? jv->ej->finish_s : 0);
 
 	buf_printf(out, "%s\n", rel ? "released" : "protected");
-	for (size_t i = 0; jv->cj && i < jv->cj->n_pipes; i++) {
-		const struct cat_pipe *p = &jv->cj->pipes[i];
+	for (size_t i = 0; cj && i < cj->n_pipes; i++) {
+		const struct cat_pipe *p = &cj->pipes[i];
 
 		if (p->restore)
 			buf_printf(out,

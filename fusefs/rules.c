@@ -81,6 +81,12 @@ static bool job_rules(const struct rule_input *in, int state,
 			    "the engine cannot be asked (error %d)", e);
 		return true;
 	}
+	if (state == JS_UNKNOWN && in->young_orphan) {
+		set(out, EBUSY, "R1",
+		    "the engine knows no such job, but its newest object is "
+		    "younger than orphan_grace");
+		return true;
+	}
 	if (state == JS_UNKNOWN) {
 		set(out, EAGAIN, "R3", "the engine did not tell the job state");
 		return true;
@@ -107,8 +113,10 @@ void rules_decide(const struct rule_input *in, struct rule_result *out)
 		    job_state_name(state));
 		return;
 	}
+	/* the engine deletes a FINISHED job's directory; a CANCELED one's
+	 * it may keep to restore it into a new job (README "Deleting") */
 	if ((cls == OC_RESTORE_POINT || cls == OC_SAVEPOINT) &&
-	    state != JS_FINISHED && state != JS_CANCELED && !in->released) {
+	    state != JS_FINISHED && !in->released) {
 		set(out, EPERM, "R2",
 		    "a %s of a %s job that was not released (echo release > restore)",
 		    cls == OC_SAVEPOINT ? "savepoint" : "restore point",
@@ -117,6 +125,54 @@ void rules_decide(const struct rule_input *in, struct rule_result *out)
 	}
 	set(out, 0, "", "%s object of a %s job%s", obj_class_name(cls),
 	    job_state_name(state), in->released ? " (released)" : "");
+}
+
+bool rules_type_matters(const struct rule_input *in)
+{
+	struct rule_input x = *in;
+	struct rule_result a, b;
+
+	x.cls = OC_SAVEPOINT;
+	rules_decide(&x, &a);
+	x.cls = OC_SUPERSEDED;
+	rules_decide(&x, &b);
+	return a.err != b.err || strcmp(a.rule, b.rule) != 0;
+}
+
+/* the rule order of CONTRACT §4 (README "Deleting"): a lower rank decides */
+static int rule_rank(const char *rule)
+{
+	static const char *const order[] = {"R5", "R4", "R3", "R1", "R6", "R2"};
+
+	for (int i = 0; i < 6; i++)
+		if (strcmp(rule, order[i]) == 0)
+			return i;
+	return 6;
+}
+
+void rules_decide_job(const struct rule_input *in, const size_t cnt[OC_COUNT],
+		      struct rule_result res[OC_COUNT],
+		      struct rule_result *verdict)
+{
+	struct rule_input x = *in;
+	int best = 7;
+
+	set(verdict, 0, "", "every object may go");
+	for (int c = 0; c < OC_COUNT; c++) {
+		x.cls = (enum obj_class)c;
+		rules_decide(&x, &res[c]);
+		if (!res[c].err || (!cnt[c] && c != OC_VIEW) ||
+		    rule_rank(res[c].rule) >= best)
+			continue;
+		best = rule_rank(res[c].rule);
+		*verdict = res[c];
+		if (c != OC_VIEW && strcmp(res[c].rule, "R2") == 0)
+			set(verdict, res[c].err, res[c].rule,
+			    "%zu %s not released (echo release > restore)",
+			    cnt[c],
+			    c == OC_RESTORE_POINT ? "restore point(s)"
+						  : "savepoint(s)");
+	}
 }
 
 void rules_decide_release(const struct rule_input *in, struct rule_result *out)

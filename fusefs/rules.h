@@ -44,8 +44,15 @@ struct rule_input {
 	bool ro;	     /* the mount has `ro` */
 	bool caller_allowed; /* rules_caller_allowed() for the caller */
 	int engine_err;	     /* 0: the engine answered freshly; else -errno */
-	int state;     /* enum job_state, JS_ORPHAN and JS_UNKNOWN included */
-	bool released; /* the release store holds a release for the job */
+	int state; /* enum job_state, JS_ORPHAN and JS_UNKNOWN included */
+	/*
+	 * With state JS_UNKNOWN: the engine was asked and answered that it
+	 * knows no such job, but the job's newest object is younger than
+	 * orphan_grace: not dead yet (R1, EBUSY), not unknowable (R3).
+	 * Ignored for every other state.
+	 */
+	bool young_orphan;
+	bool released;	    /* the release store holds a release for the job */
 	enum obj_class cls; /* ignored by rules_decide_release() */
 };
 
@@ -64,6 +71,26 @@ const char *obj_class_name(enum obj_class cls);
  * (the most protected class); an out-of-range `state` as JS_UNKNOWN.
  */
 void rules_decide(const struct rule_input *in, struct rule_result *out);
+
+/**
+ * Whether telling a real-layout savepoint from a superseded checkpoint can
+ * change the verdict for the job described by `in` (`in->cls` ignored):
+ * true exactly when rules_decide() answers differently for OC_SAVEPOINT
+ * and OC_SUPERSEDED.  Callers read an object's header (one GET on S3) only
+ * when this is true; every place that asks must ask here.
+ */
+bool rules_type_matters(const struct rule_input *in);
+
+/**
+ * What `rm -r` of a whole job does, given how many objects of each class it
+ * has (`cnt`): every class is decided (res[c], with in->cls = c), and the
+ * refusal of highest precedence among classes that have objects (and
+ * OC_VIEW, the pseudo-files, always) is the verdict; an R2 verdict's
+ * reason counts the protected objects.  in->cls is ignored.
+ */
+void rules_decide_job(const struct rule_input *in, const size_t cnt[OC_COUNT],
+		      struct rule_result res[OC_COUNT],
+		      struct rule_result *verdict);
 
 /**
  * Decide whether the job may be released (`echo release > restore`) or

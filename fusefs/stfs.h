@@ -54,6 +54,9 @@ struct stfs {
 	struct backend *imap;  /* NULL when imap= could not be opened */
 	struct engine *engine; /* NULL: engine unreachable by design (tests) */
 	struct engine_snap *test_snap; /* tests: used instead of the engine */
+	/* tests: answers delete.c's /job-info/<id> (0, -ENOENT, -errno) */
+	int (*test_job_info)(struct stfs *fs, const char *id,
+			     struct engine_job *out);
 
 	pthread_mutex_t cat_lock;
 	pthread_cond_t cat_cond;

@@ -220,11 +220,35 @@ static void test_catalog_mixed_layout_prefers_real(void **state)
 	ck = cat_pipe_ckpt(p, 99);
 	assert_int_equal(ck->n_objs, 2);
 	assert_false(ck->doc);
-	/* only the real object is the restore point */
+	/* each layout keeps its restore point (R2 protects both); the real
+	 * one is what `restore` and `latest` name */
 	assert_string_equal(ck->objs[0]->name, "1000-1-1-99.ser");
 	assert_true(ck->objs[0]->restore_point);
 	assert_string_equal(ck->objs[1]->name, "task-0/state-data");
-	assert_false(ck->objs[1]->restore_point);
+	assert_true(ck->objs[1]->restore_point);
+	catalog_put(c);
+}
+
+/* mixed layouts: an older documented checkpoint is superseded, the newest
+ * documented one stays a restore point beside the real one */
+static void test_catalog_mixed_layout_keeps_doc_restore(void **state)
+{
+	static const struct cat_entry e[] = {
+		{"7/1/5/task-0/state-data", 1, 1 * MS},
+		{"7/1/6/task-0/state-data", 1, 2 * MS},
+		{"7/1000-1-1-3.ser", 1, 1 * MS},
+	};
+	struct catalog *c = build(e, NELEM(e));
+	const struct cat_pipe *p = cat_job_pipe(catalog_find(c, "7"), 1);
+
+	(void)state;
+	assert_int_equal(p->n_ckpts, 3);
+	assert_string_equal(p->restore->name, "1000-1-1-3.ser");
+	assert_int_equal(p->restore_ckpt, 3);
+	assert_false(cat_pipe_ckpt(p, 5)->objs[0]->restore_point);
+	assert_true(cat_pipe_ckpt(p, 6)->objs[0]->restore_point);
+	assert_true(cat_pipe_ckpt(p, 6)->restore_point);
+	assert_true(cat_pipe_ckpt(p, 3)->objs[0]->restore_point);
 	catalog_put(c);
 }
 
@@ -689,6 +713,7 @@ int main(void)
 		cmocka_unit_test(test_catalog_only_tmp_has_no_restore_point),
 		cmocka_unit_test(test_catalog_doc_layout),
 		cmocka_unit_test(test_catalog_mixed_layout_prefers_real),
+		cmocka_unit_test(test_catalog_mixed_layout_keeps_doc_restore),
 		cmocka_unit_test(test_catalog_strays_and_ignored),
 		cmocka_unit_test(test_catalog_hostile_keys_ignored),
 		cmocka_unit_test(test_catalog_savepoint_only_job),

@@ -25,7 +25,8 @@ static const struct {
 	int state;
 	const char *name;
 	bool dead;	 /* R1 passes: end state or orphan */
-	bool no_restore; /* FINISHED/CANCELED: R2 does not apply */
+	bool no_restore; /* FINISHED: R2 does not apply (a CANCELED job's
+			  * directory may be kept to restore it, 3.x) */
 	bool unknown;	 /* R3 */
 } states[] = {
 	{JS_INITIALIZING, "INITIALIZING", false, false, false},
@@ -38,7 +39,7 @@ static const struct {
 	{JS_DOING_SAVEPOINT, "DOING_SAVEPOINT", false, false, false},
 	{JS_SAVEPOINT_DONE, "SAVEPOINT_DONE", true, false, false},
 	{JS_CANCELING, "CANCELING", false, false, false},
-	{JS_CANCELED, "CANCELED", true, true, false},
+	{JS_CANCELED, "CANCELED", true, false, false},
 	{JS_FINISHED, "FINISHED", true, true, false},
 	{JS_UNKNOWABLE, "UNKNOWABLE", true, false, false},
 	{JS_ORPHAN, "ORPHAN", true, false, false},
@@ -52,7 +53,8 @@ struct expect {
 };
 
 static struct expect expect_delete(size_t si, enum obj_class cls, bool released,
-				   int engine_err, bool ro, bool allowed)
+				   int engine_err, bool ro, bool allowed,
+				   bool young)
 {
 	bool protected_cls = cls == OC_RESTORE_POINT || cls == OC_SAVEPOINT;
 
@@ -60,7 +62,12 @@ static struct expect expect_delete(size_t si, enum obj_class cls, bool released,
 		return (struct expect){EROFS, "R5"};
 	if (!allowed)
 		return (struct expect){EACCES, "R4"};
-	if (engine_err || states[si].unknown)
+	if (engine_err)
+		return (struct expect){EAGAIN, "R3"};
+	/* the engine answered it knows no such job, storage is young */
+	if (states[si].unknown && young)
+		return (struct expect){EBUSY, "R1"};
+	if (states[si].unknown)
 		return (struct expect){EAGAIN, "R3"};
 	if (!states[si].dead)
 		return (struct expect){EBUSY, "R1"};
@@ -71,13 +78,17 @@ static struct expect expect_delete(size_t si, enum obj_class cls, bool released,
 }
 
 static struct expect expect_release(size_t si, int engine_err, bool ro,
-				    bool allowed)
+				    bool allowed, bool young)
 {
 	if (ro)
 		return (struct expect){EROFS, "R5"};
 	if (!allowed)
 		return (struct expect){EACCES, "R4"};
-	if (engine_err || states[si].unknown)
+	if (engine_err)
+		return (struct expect){EAGAIN, "R3"};
+	if (states[si].unknown && young)
+		return (struct expect){EBUSY, "R1"};
+	if (states[si].unknown)
 		return (struct expect){EAGAIN, "R3"};
 	if (!states[si].dead)
 		return (struct expect){EBUSY, "R1"};
@@ -102,19 +113,21 @@ static void test_rules_decide_full_table(void **st)
 	(void)st;
 	for (size_t si = 0; si < N_STATES; si++)
 		for (int c = 0; c < OC_COUNT; c++)
-			for (int bits = 0; bits < 16; bits++) {
+			for (int bits = 0; bits < 32; bits++) {
 				struct rule_input in = {
 					.ro = bits & 1,
 					.caller_allowed = bits & 2,
 					.engine_err = (bits & 4) ? -EAGAIN : 0,
 					.state = states[si].state,
 					.released = bits & 8,
+					.young_orphan = bits & 16,
 					.cls = (enum obj_class)c,
 				};
 				struct rule_result r;
 				struct expect e = expect_delete(
 					si, in.cls, in.released, in.engine_err,
-					in.ro, in.caller_allowed);
+					in.ro, in.caller_allowed,
+					in.young_orphan);
 
 				memset(&r, 0x5a, sizeof(r));
 				rules_decide(&in, &r);
@@ -134,30 +147,33 @@ static void test_rules_decide_full_table(void **st)
 				n++;
 				allowed_n += r.err == 0;
 			}
-	assert_int_equal(n, 15 * 6 * 16);
-	/* allowed only with ro=0, caller=1, eerr=0 (released 0 or 1) and a
-	 * dead state (6 of them): FINISHED/CANCELED for all 6 classes
-	 * either way, the other 4 dead states for 4 classes unreleased and
-	 * all 6 released. */
-	assert_int_equal(allowed_n, 2 * 2 * 6 + 4 * (4 + 6));
+	assert_int_equal(n, 15 * 6 * 32);
+	/* allowed only with ro=0, caller=1, eerr=0 (released 0 or 1, young
+	 * 0 or 1: it matters for UNKNOWN only) and a dead state (6 of them):
+	 * FINISHED for all 6 classes either way, the other 5 dead states
+	 * (CANCELED among them) for 4 classes unreleased and all 6
+	 * released. */
+	assert_int_equal(allowed_n, 2 * (2 * 6 + 5 * (4 + 6)));
 }
 
 static void test_rules_decide_release_full_table(void **st)
 {
 	(void)st;
 	for (size_t si = 0; si < N_STATES; si++)
-		for (int bits = 0; bits < 16; bits++) {
+		for (int bits = 0; bits < 32; bits++) {
 			struct rule_input in = {
 				.ro = bits & 1,
 				.caller_allowed = bits & 2,
 				.engine_err = (bits & 4) ? -ETIMEDOUT : 0,
 				.state = states[si].state,
 				.released = bits & 8,
+				.young_orphan = bits & 16,
 				.cls = OC_RESTORE_POINT,
 			};
 			struct rule_result r;
 			struct expect e = expect_release(
-				si, in.engine_err, in.ro, in.caller_allowed);
+				si, in.engine_err, in.ro, in.caller_allowed,
+				in.young_orphan);
 
 			rules_decide_release(&in, &r);
 			if (r.err != e.err || strcmp(r.rule, e.rule))
@@ -169,6 +185,77 @@ static void test_rules_decide_release_full_table(void **st)
 }
 
 /* Everything refuses at once: each rule decides once the earlier pass. */
+/* rules_type_matters() is true exactly where the savepoint/superseded
+ * split changes the oracle's verdict (R2 binds): a dead state other than
+ * FINISHED, not released, everything before R2 passing. */
+static void test_rules_type_matters_full_table(void **st)
+{
+	size_t n_true = 0;
+
+	(void)st;
+	for (size_t si = 0; si < N_STATES; si++)
+		for (int bits = 0; bits < 32; bits++) {
+			struct rule_input in = {
+				.ro = bits & 1,
+				.caller_allowed = bits & 2,
+				.engine_err = (bits & 4) ? -EIO : 0,
+				.state = states[si].state,
+				.released = bits & 8,
+				.young_orphan = bits & 16,
+			};
+			bool want = !in.ro && in.caller_allowed &&
+				    !in.engine_err && !in.released &&
+				    states[si].dead && !states[si].no_restore;
+
+			if (rules_type_matters(&in) != want)
+				fail_msg("type_matters state %s bits %d: "
+					 "want %d",
+					 states[si].name, bits, want);
+			n_true += want;
+		}
+	/* 5 dead states (FINISHED excluded) x young 0/1 */
+	assert_int_equal(n_true, 5 * 2);
+}
+
+/* A CANCELED job's restore points and savepoints need a release (3.x
+ * retain-after-job-cancelled); a young storage-only job the engine does
+ * not know is R1 EBUSY for deletion and release. */
+static void test_rules_canceled_and_young_orphan(void **st)
+{
+	struct rule_input in = {
+		.caller_allowed = true,
+		.state = JS_CANCELED,
+		.cls = OC_RESTORE_POINT,
+	};
+	struct rule_result r;
+
+	(void)st;
+	rules_decide(&in, &r);
+	assert_int_equal(r.err, EPERM);
+	assert_string_equal(r.rule, "R2");
+	in.cls = OC_SAVEPOINT;
+	rules_decide(&in, &r);
+	assert_int_equal(r.err, EPERM);
+	in.released = true;
+	rules_decide(&in, &r);
+	assert_int_equal(r.err, 0);
+	in.state = JS_UNKNOWN;
+	in.young_orphan = true;
+	in.cls = OC_SUPERSEDED;
+	rules_decide(&in, &r);
+	assert_int_equal(r.err, EBUSY);
+	assert_string_equal(r.rule, "R1");
+	assert_non_null(strstr(r.reason, "orphan_grace"));
+	rules_decide_release(&in, &r);
+	assert_int_equal(r.err, EBUSY);
+	assert_string_equal(r.rule, "R1");
+	/* an engine that cannot be asked is still R3, young or not */
+	in.engine_err = -ECONNREFUSED;
+	rules_decide(&in, &r);
+	assert_int_equal(r.err, EAGAIN);
+	assert_string_equal(r.rule, "R3");
+}
+
 static void test_rules_decide_precedence(void **st)
 {
 	struct rule_input in = {
@@ -324,6 +411,8 @@ int main(void)
 		cmocka_unit_test(test_rules_state_table_matches_engine),
 		cmocka_unit_test(test_rules_decide_full_table),
 		cmocka_unit_test(test_rules_decide_release_full_table),
+		cmocka_unit_test(test_rules_type_matters_full_table),
+		cmocka_unit_test(test_rules_canceled_and_young_orphan),
 		cmocka_unit_test(test_rules_decide_precedence),
 		cmocka_unit_test(test_rules_decide_orphan_and_views),
 		cmocka_unit_test(test_rules_decide_out_of_range),

@@ -30,24 +30,34 @@ is_end() {
 
 # expect_rm STATE CLASS RELEASED ENGINE -> "OK" or "ERRNO RULE".
 # From §4: order R5, R4, R3, R1, R6, R2.  Root, rw mount here, so R5/R4 pass.
-# STATE may be ORPHAN (passes R1, is not an end state) or UNKNOWN (the engine
-# answered nothing usable: only with ENGINE != up).
+# STATE may be ORPHAN (the engine answered it knows no such job and the job is
+# older than orphan_grace: dead for R1 and R6) or YOUNG (the engine answered
+# so, but the job is younger than orphan_grace: not dead yet, R1).
 expect_rm() {
 	local st=$1 cls=$2 rel=$3 eng=$4
 	[ "$eng" != up ] && { echo "EAGAIN R3"; return; }
 	# R1: end state or orphan
 	if ! is_end "$st" && [ "$st" != ORPHAN ]; then echo "EBUSY R1"; return; fi
-	# R6: .sertmp of a job not in an end state (an orphan is not one)
-	if [ "$cls" = inflight ] && ! is_end "$st"; then echo "EBUSY R6"; return; fi
-	# R2: restore points and savepoints need a release, except FINISHED and
-	# CANCELED jobs, which have no restore points
+	# R6: .sertmp of a job not in an end state (R1 has let through only end
+	# states and orphans, so this cannot refuse; kept as the contract says)
+	if [ "$cls" = inflight ] && ! is_end "$st" && [ "$st" != ORPHAN ]; then
+		echo "EBUSY R6"
+		return
+	fi
+	# R2: restore points and savepoints need a release, except in FINISHED
+	# jobs (the engine deletes their directory); a CANCELED job's may be kept
+	# to restore it into a new job (3.x), so it is protected like FAILED
 	case $cls in restore | savepoint)
-		case $st in FINISHED | CANCELED) ;; *)
+		case $st in FINISHED) ;; *)
 			[ "$rel" = 1 ] || { echo "EPERM R2"; return; } ;;
 		esac ;;
 	esac
 	echo OK
 }
+# has_rel ID: a release of job ID is stored (releases live per namespace,
+# state_dir/releases/<namespace hash>/<id>); no_rel ID: none is
+has_rel() { compgen -G "$SD/releases/*/$1" >/dev/null; }
+no_rel() { ! has_rel "$1"; }
 # the deletable line a verdict corresponds to
 del_line() { if [ "$1" = OK ]; then echo yes; else echo "no $1"; fi; }
 # the "outcome errno rule" audit_last prints for a verdict
@@ -59,14 +69,19 @@ aud_line() {
 }
 
 jid() { printf '90000000000000%02d%02d' "$1" "$2"; } # state index, released
-# mkjob ID: real-layout checkpoints (superseded, restore point, in flight)
-# and a documented-layout savepoint
+# Real protostuff bytes: a real-layout object whose checkpoint type cannot be
+# read counts as protected, so the finished objects are real checkpoints.
+FIXP=$ROOT/tests/fixtures/protostuff
+CKPT_SER=$FIXP/pipeline_state_checkpoint.ser
+# mkjob ID [NS]: real-layout checkpoints (superseded, restore point, in
+# flight) and a documented-layout savepoint
 mkjob() {
-	mkdir -p "$NS/$1" "$NS/savepoint/$1/1700/1/task-0"
-	head -c 64 /dev/urandom >"$NS/$1/$TS1-1-1-1.ser"
-	head -c 64 /dev/urandom >"$NS/$1/$TS2-2-1-2.ser"
-	head -c 32 /dev/urandom >"$NS/$1/$TS3-3-1-3.sertmp"
-	head -c 16 /dev/urandom >"$NS/savepoint/$1/1700/1/task-0/state-data"
+	local ns=${2:-$NS}
+	mkdir -p "$ns/$1" "$ns/savepoint/$1/1700/1/task-0"
+	cp "$CKPT_SER" "$ns/$1/$TS1-1-1-1.ser"
+	cp "$CKPT_SER" "$ns/$1/$TS2-2-1-2.ser"
+	head -c 32 /dev/urandom >"$ns/$1/$TS3-3-1-3.sertmp"
+	head -c 16 /dev/urandom >"$ns/savepoint/$1/1700/1/task-0/state-data"
 }
 raw_of() { # raw_of ID CLASS
 	case $2 in
@@ -168,7 +183,7 @@ for i in "${!STATES[@]}"; do
 		check_eq "$st/$r: restore reads $want" "$want" "$(head -1 "$M/jobs/$(jid "$i" "$r")/restore")"
 	done
 	if ! is_end "$st"; then
-		check "$st/1: release file voided in state_dir" test ! -e "$SD/releases/$(jid "$i" 1)"
+		check "$st/1: release file voided in state_dir" no_rel "$(jid "$i" 1)"
 	fi
 done
 
@@ -246,20 +261,31 @@ for id in $OO $OT; do
 	find "$NS/$id" "$NS/savepoint/$id" -exec touch -h -d '-1 hour' {} +
 done
 settle
+# A young storage-only job the engine answered it does not know: the engine
+# was asked and did answer, so it is R1 (not dead yet), not R3.
 p=$(mnt_of $OY restore)
-check_eq "young orphan: rm restore point" EAGAIN "$(rm_errno "$M$p")"
+exp=$(expect_rm YOUNG restore 0 up)
+check_eq "young orphan: rm restore point" "${exp%% *}" "$(rm_errno "$M$p")"
 check "young orphan: restore point kept" test -e "$(raw_of $OY restore)"
-check_eq "young orphan: audited R3 with state UNKNOWN" "refused EAGAIN R3 UNKNOWN" \
+check_eq "young orphan: audited R1 with state UNKNOWN" "refused $exp UNKNOWN" \
 	"$(audit_last "$AUD" "$p") $(grep -F " path=$p " "$AUD" | tail -1 | sed -n 's/.* state=\([A-Z_]*\).*/\1/p')"
-check_eq "young orphan: deletable" "no EAGAIN R3" "$(head -1 "$M/jobs/$OY/deletable" | cut -d' ' -f1-3)"
-check_eq "young orphan: release refused" EAGAIN "$(release_errno "$M/jobs/$OY/restore")"
-p=$(mnt_of $OO restore)
-check_eq "old orphan: deletable restore_points" "no EPERM R2" "$(deletable_class "$M/jobs/$OO/deletable" restore_points)"
-check_eq "old orphan: rm restore point" EPERM "$(rm_errno "$M$p")"
-check "old orphan: restore point kept" test -e "$(raw_of $OO restore)"
-check_eq "old orphan: audited R2 with state ORPHAN" "refused EPERM R2 ORPHAN" \
-	"$(audit_last "$AUD" "$p") $(grep -F " path=$p " "$AUD" | tail -1 | sed -n 's/.* state=\([A-Z_]*\).*/\1/p')"
-check_eq "old orphan: rm superseded" OK "$(rm_errno "$M$(mnt_of $OO superseded)")"
+check_eq "young orphan: deletable" "no $exp" "$(head -1 "$M/jobs/$OY/deletable" | cut -d' ' -f1-3)"
+check_eq "young orphan: release refused" EBUSY "$(release_errno "$M/jobs/$OY/restore")"
+# the old orphan, class by class, against expect_rm's ORPHAN branch
+for cls in restore savepoint superseded; do
+	p=$(mnt_of $OO $cls)
+	exp=$(expect_rm ORPHAN $cls 0 up)
+	check_eq "old orphan: deletable $cls" "$(del_line "$exp")" \
+		"$(deletable_class "$M/jobs/$OO/deletable" "$(dclass $cls)")"
+	check_eq "old orphan: rm $cls" "${exp%% *}" "$(rm_errno "$M$p")"
+	if [ "$exp" = OK ]; then
+		check "old orphan: $cls gone" test ! -e "$(raw_of $OO $cls)"
+	else
+		check "old orphan: $cls kept" test -e "$(raw_of $OO $cls)"
+		check_eq "old orphan: $cls audited with state ORPHAN" "refused $exp ORPHAN" \
+			"$(audit_last "$AUD" "$p") $(grep -F " path=$p " "$AUD" | tail -1 | sed -n 's/.* state=\([A-Z_]*\).*/\1/p')"
+	fi
+done
 check_eq "old orphan: release" OK "$(release_errno "$M/jobs/$OO/restore")"
 check "old orphan: rm -r after release exits 0" rm -r "$M/jobs/$OO"
 check_eq "old orphan: nothing left in storage" "" \
@@ -271,7 +297,9 @@ check "old orphan: left jobs/" bash -c "! ls '$M/jobs' | grep -qx $OO"
 # R6 protects the .sertmp of a job "not in an end state".  An orphan counts
 # as dead (R1 treats it as terminal, and its age already includes the
 # .sertmp's mtime, so no write is in flight): its leftover .sertmp goes.
-check_eq "old orphan: rm .sertmp is allowed (orphans are dead for R6)" OK \
+exp=$(expect_rm ORPHAN inflight 0 up)
+check_eq "expect_rm: an orphan's .sertmp may go" OK "$exp"
+check_eq "old orphan: rm .sertmp is allowed (orphans are dead for R6)" "$exp" \
 	"$(rm_errno "$M$(mnt_of $OT inflight)")"
 check_eq "old orphan: .sertmp deletion audited" 'allowed 0 ""' \
 	"$(audit_last "$AUD" "$(mnt_of $OT inflight)")"
@@ -310,7 +338,7 @@ check_eq "restarted job: nothing lost" 4 "$(raw_count $C1)"
 echo "== releases across remount and restart"
 check_eq "release D1" OK "$(release_errno "$M2/jobs/$D1/restore")"
 check_eq "release D2 (setfattr)" OK "$(setfattr -n user.stfs.restore -v release "$M2/jobs/$D2" 2>&1 | errno_of_msg)"
-check "release stored in state_dir" test -e "$SD/releases/$D1"
+check "release stored in state_dir" has_rel "$D1"
 check_eq "release audited" 1 "$(grep -F "$D1" "$AUD2" | grep -c 'op=release')"
 unmount_stfs "$M2"
 mount_stfs "$M2" -o "$OPTS2" || { finish; exit 1; }
@@ -324,7 +352,7 @@ sleep 2.2 # decision_age: the RUNNING answer may be reused for 2 s
 check_eq "D2 failed again: restore reads protected" protected "$(head -1 "$M2/jobs/$D2/restore")"
 check_eq "D2 failed again: rm restore point" EPERM "$(rm_errno "$M2$(mnt_of $D2 restore)")"
 check "D2: restore point kept" test -e "$(raw_of $D2 restore)"
-check "D2: release file gone" test ! -e "$SD/releases/$D2"
+check "D2: release file gone" no_rel "$D2"
 check_eq "protect undoes a release" OK "$(release_errno "$M2/jobs/$D1/restore" protect)"
 check_eq "after protect: restore reads protected" protected "$(head -1 "$M2/jobs/$D1/restore")"
 
@@ -337,7 +365,7 @@ check_eq "G1 released right after it failed" OK "$(release_errno "$M2/jobs/$G1/r
 # A listing fetched before the release must not void it (only an answer
 # newer than the release may).
 check_eq "G1: release not voided by a stale listing" released "$(head -1 "$M2/jobs/$G1/restore")"
-check "G1: release still stored" test -e "$SD/releases/$G1"
+check "G1: release still stored" has_rel "$G1"
 
 echo "== rm -r"
 check_eq "release E1" OK "$(release_errno "$M2/jobs/$E1/restore")"
@@ -381,6 +409,128 @@ check_eq "ro: setfattr release" EROFS "$(setfattr -n user.stfs.restore -v releas
 check_eq "ro: deletable says EROFS R5" "no EROFS R5" "$(head -1 "$M3/jobs/$F1/deletable" | cut -d' ' -f1-3)"
 rm -r "$M3/jobs/$F1" 2>/dev/null
 check_eq "ro: rm -r touched nothing" 4 "$(raw_count $F1)"
-check "ro: release still stored" test -e "$SD/releases/$F1"
+check "ro: release still stored" has_rel "$F1"
+
+
+# ---------------------------------------------------------------------------
+# Holes of issue 7 (README "Deleting"), on the first mount (decision_age=0,
+# storage_ttl=0): each case checks the raw object in the namespace.
+rpath() { echo "/jobs/$1/pipelines/${3:-1}/checkpoints/$4/$2"; } # ID FILE PIPE CID
+# mkreal ID [NS]: three real checkpoints of pipeline 1, the newest the
+# restore point
+mkreal() {
+	mkdir -p "${2:-$NS}/$1"
+	for f in $TS1-1-1-1 $TS2-2-1-2 $TS3-3-1-3; do cp "$CKPT_SER" "${2:-$NS}/$1/$f.ser"; done
+}
+# failed_job ID: mkreal ID, the engine reports it FAILED, the mount has seen it
+failed_job() {
+	mkreal "$1"
+	sim_ctl "$PORT" POST /__sim/job "{\"jobId\":\"$1\",\"jobStatus\":\"FAILED\"}" >/dev/null
+	settle
+}
+
+echo "== the session's ghost does not decide (release, rm, protect, rm)"
+GH=600000000000000001
+failed_job $GH
+check_eq "ghost: release" OK "$(release_errno "$M/jobs/$GH/restore")"
+check_eq "ghost: rm the restore point" OK "$(rm_errno "$M$(rpath $GH $TS3-3-1-3.ser 1 3)")"
+check "ghost: restore point gone" test ! -e "$NS/$GH/$TS3-3-1-3.ser"
+check_eq "ghost: protect" OK "$(release_errno "$M/jobs/$GH/restore" protect)"
+check "ghost: restore names the new restore point" grep -q "$GH/$TS2-2-1-2.ser" "$M/jobs/$GH/restore"
+check_eq "ghost: deletable protects it" "no EPERM R2" "$(deletable_class "$M/jobs/$GH/deletable" restore_points)"
+check_eq "ghost: rm the new restore point" EPERM "$(rm_errno "$M$(rpath $GH $TS2-2-1-2.ser 1 2)")"
+check "ghost: new restore point kept" test -e "$NS/$GH/$TS2-2-1-2.ser"
+# a file written after the session began is decided, not ENOENT
+cp "$CKPT_SER" "$NS/$GH/1699999990000-9-1-5.ser"
+ls "$M/jobs/$GH/pipelines/1/checkpoints" >/dev/null # listed once, as users do
+sleep 0.3
+ls "$M/jobs/$GH/pipelines/1/checkpoints" >/dev/null
+check_eq "ghost: rm a file created during the session" OK \
+	"$(rm_errno "$M$(rpath $GH 1699999990000-9-1-5.ser 1 5)")"
+check "ghost: that file gone" test ! -e "$NS/$GH/1699999990000-9-1-5.ser"
+
+echo "== a release covers only the run it released"
+RR=600000000000000002
+failed_job $RR
+check_eq "resume: release the FAILED job" OK "$(release_errno "$M/jobs/$RR/restore")"
+sleep 1.1 # the engine's finishTime has a resolution of one second
+# while stfs is unmounted, the engine resumes it (-r), it checkpoints and
+# fails again
+fusermount3 -u "$M" && sleep 0.5
+sim_ctl "$PORT" POST /__sim/job "{\"jobId\":\"$RR\",\"jobStatus\":\"RUNNING\"}" >/dev/null
+TS4=1700000003000
+cp "$CKPT_SER" "$NS/$RR/$TS4-4-1-4.ser"
+sim_ctl "$PORT" POST /__sim/job "{\"jobId\":\"$RR\",\"jobStatus\":\"FAILED\"}" >/dev/null
+mount_stfs "$M" -o "$OPTS" || { finish; exit 1; }
+out=$(rm -r "$M/jobs/$RR" 2>&1)
+check "resume: rm -r exits non-zero" test -n "$out"
+check "resume: the new run's restore point kept" test -e "$NS/$RR/$TS4-4-1-4.ser"
+check_eq "resume: restore reads protected" protected "$(head -1 "$M/jobs/$RR/restore")"
+check "resume: the release is void" no_rel "$RR"
+
+echo "== releases are per namespace (a staging clone sharing state_dir)"
+NS2=$T/ns2
+SC=600000000000000003 LG=600000000000000006
+mkreal $SC
+mkreal $SC "$NS2"
+mkreal $LG "$NS2"
+for id in $SC $LG; do
+	sim_ctl "$PORT" POST /__sim/job "{\"jobId\":\"$id\",\"jobStatus\":\"FAILED\"}" >/dev/null
+done
+settle
+check_eq "namespace: release on prod" OK "$(release_errno "$M/jobs/$SC/restore")"
+check "namespace: the release lives in a per-namespace directory" has_rel "$SC"
+check "namespace: not in the unscoped directory" test ! -e "$SD/releases/$SC"
+# a release of an older stfs, unscoped: it cannot tell its cluster
+echo "released 2025-01-01T00:00:00.000Z uid=0" >"$SD/releases/$LG"
+M4=$T/m4
+AUD4=$T/audit4.log
+mount_stfs "$M4" -o "checkpoint=file://$NS2/,engine=http://127.0.0.1:$PORT,state_dir=$SD,audit_log=$AUD4,timeout=2000,decision_age=0,storage_ttl=0,cache_ttl=0" || { finish; exit 1; }
+check_eq "namespace: the clone reads protected" protected "$(head -1 "$M4/jobs/$SC/restore")"
+check_eq "namespace: rm on the clone refused" EPERM "$(rm_errno "$M4$(rpath $SC $TS3-3-1-3.ser 1 3)")"
+check "namespace: the clone's restore point kept" test -e "$NS2/$SC/$TS3-3-1-3.ser"
+check_eq "namespace: an unscoped old release is ignored" EPERM "$(rm_errno "$M4$(rpath $LG $TS3-3-1-3.ser 1 3)")"
+check "namespace: its restore point kept" test -e "$NS2/$LG/$TS3-3-1-3.ser"
+check_eq "namespace: prod still released" OK "$(rm_errno "$M$(rpath $SC $TS3-3-1-3.ser 1 3)")"
+check "namespace: prod's restore point gone" test ! -e "$NS/$SC/$TS3-3-1-3.ser"
+unmount_stfs "$M4"
+
+echo "== mixed layouts: each layout keeps its restore point"
+MX=600000000000000004
+mkdir -p "$NS/$MX/1/7/task-0" "$NS/$MX/1/8/task-0"
+cp "$CKPT_SER" "$NS/$MX/$TS1-1-1-1.ser"
+head -c 16 /dev/urandom >"$NS/$MX/1/7/task-0/state-data"
+head -c 16 /dev/urandom >"$NS/$MX/1/8/task-0/state-data"
+sim_ctl "$PORT" POST /__sim/job "{\"jobId\":\"$MX\",\"jobStatus\":\"FAILED\"}" >/dev/null
+settle
+check_eq "mixed: deletable restore_points" "no EPERM R2" "$(deletable_class "$M/jobs/$MX/deletable" restore_points)"
+check_eq "mixed: rm the documented restore point" EPERM \
+	"$(rm_errno "$M/jobs/$MX/pipelines/1/checkpoints/8/task-0/state-data")"
+check "mixed: documented restore point kept" test -e "$NS/$MX/1/8/task-0/state-data"
+check_eq "mixed: rm the older documented checkpoint" OK \
+	"$(rm_errno "$M/jobs/$MX/pipelines/1/checkpoints/7/task-0/state-data")"
+check "mixed: older documented checkpoint gone" test ! -e "$NS/$MX/1/7/task-0/state-data"
+check_eq "mixed: rm the real restore point" EPERM "$(rm_errno "$M$(rpath $MX $TS1-1-1-1.ser 1 1)")"
+check "mixed: real restore point kept" test -e "$NS/$MX/$TS1-1-1-1.ser"
+
+echo "== deletable and rm agree when the list endpoints fail"
+LF=600000000000000005
+failed_job $LF
+sim_ctl "$PORT" POST /__sim/fault '{"mode":"5xx","paths":["/running-jobs","/finished-jobs"]}' >/dev/null
+settle
+d=$T/deletable-listfail
+cat "$M/jobs/$LF/deletable" >"$d"
+for f in "superseded $TS1-1-1-1.ser 1" "restore_points $TS3-3-1-3.ser 3"; do
+	set -- $f
+	got=$(rm_errno "$M$(rpath $LF $2 1 $3)")
+	pred=$(deletable_class "$d" "$1")
+	check_eq "list endpoints down: deletable $1 predicted rm ($got)" \
+		"$([ "$got" = OK ] && echo yes || echo "no $got")" "$(echo "$pred" | cut -d' ' -f1-2)"
+	check_eq "list endpoints down: raw $2 matches rm" \
+		"$([ "$got" = OK ] && echo gone || echo present)" \
+		"$([ -e "$NS/$LF/$2" ] && echo present || echo gone)"
+done
+check_eq "list endpoints down: restore point refused R2" "no EPERM R2" "$(deletable_class "$d" restore_points)"
+sim_ctl "$PORT" POST /__sim/fault '{"mode":"none"}' >/dev/null
 
 finish

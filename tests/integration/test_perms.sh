@@ -107,7 +107,7 @@ check_eq "user setfattr release" EACCES \
 	"$(as_user "setfattr -n user.stfs.restore -v release '$M/jobs/$P1'" 2>&1 | errno_of_msg)"
 check_eq "user release audited with uid" "op=release uid=$UID_U refused EACCES R4" \
 	"$(grep -F " path=/jobs/$P1 " "$AUD" | tail -1 | sed -n 's/.* uid=\([0-9]*\) .*op=\([a-z]*\) .*/op=\2 uid=\1/p') $(audit_last "$AUD" "/jobs/$P1")"
-check "no release stored" test ! -e "$SD/releases/$P1"
+check "no release stored" bash -c "! compgen -G '$SD/releases/*/$P1' >/dev/null"
 as_user "rm -r '$M/jobs/$P1'" >/dev/null 2>&1
 check_eq "user rm -r: nothing touched" 4 "$(raw_count $P1)"
 check_eq "no allowed decision for the user" 0 "$(grep "uid=$UID_U " "$AUD" | grep -c outcome=allowed)"
@@ -123,7 +123,7 @@ check_eq "a member reads .stfs/audit" OK "$(u_cat /.stfs/audit)"
 check_eq "a member reads .stfs/config" OK "$(u_cat /.stfs/config)"
 check_eq "a member still cannot read the 0600 object" EACCES "$(u_cat "$PRIV")"
 check_eq "member release" OK "$(u_release $P1)"
-check "release stored" test -e "$SD/releases/$P1"
+check "release stored (per namespace)" compgen -G "$SD/releases/*/$P1"
 check_eq "member release audited with uid" 1 \
 	"$(grep -F " path=/jobs/$P1 " "$AUD" | grep op=release | grep "uid=$UID_U " | grep -c outcome=allowed)"
 check_eq "deletable (member) says yes" yes "$(as_user "head -1 '$M/jobs/$P1/deletable'")"
