@@ -424,24 +424,62 @@ int render_stats(struct view *v, struct buf *out)
 	return 0;
 }
 
+/* degraded: the last call failed and nothing succeeded since */
+static bool backend_degraded(struct backend *be, int *err, int64_t *err_ms,
+			     int64_t *ok_ms, char *msg, size_t msgsz)
+{
+	be_health(be, err, err_ms, ok_ms, msg, msgsz);
+	return *err && *err_ms >= *ok_ms;
+}
+
 static void health_backend(struct buf *out, const char *what,
 			   struct backend *be)
 {
 	int err;
 	int64_t err_ms, ok_ms;
 	char msg[160], t1[64], t2[64];
+	bool bad =
+		backend_degraded(be, &err, &err_ms, &ok_ms, msg, sizeof(msg));
 
-	be_health(be, &err, &err_ms, &ok_ms, msg, sizeof(msg));
 	render_time_ms(ok_ms, t1, sizeof(t1));
 	render_time_ms(err_ms, t2, sizeof(t2));
-	buf_printf(out, "%-10s %-8s %s\n", what,
-		   err && err_ms >= ok_ms ? "degraded" : "ok", be->uri);
+	buf_printf(out, "%-10s %-8s %s\n", what, bad ? "degraded" : "ok",
+		   be->uri);
 	buf_printf(out, "%-10s last success %s\n", "", t1);
 	if (err) {
 		buf_printf(out, "%-10s last error %s: ", "", t2);
 		textesc_puts(out, msg);
 		buf_puts(out, "\n");
 	}
+}
+
+int render_prom_daemon(struct view *v, struct buf *out)
+{
+	struct stfs *fs = v->fs;
+	struct backend *bes[2] = {fs->ckpt, fs->imap};
+	static const char *const names[2] = {"checkpoint", "imap"};
+	char msg[160];
+	int64_t err_ms, ok_ms;
+	int err;
+
+	buf_puts(out, "# HELP stfs_backend_up 1 when the source answers (its "
+		      "last call succeeded), 0 when degraded\n"
+		      "# TYPE stfs_backend_up gauge\n");
+	for (int i = 0; i < 2; i++)
+		if (bes[i])
+			buf_printf(out, "stfs_backend_up{backend=\"%s\"} %d\n",
+				   names[i],
+				   !backend_degraded(bes[i], &err, &err_ms,
+						     &ok_ms, msg, sizeof(msg)));
+	buf_printf(out, "stfs_backend_up{backend=\"engine\"} %d\n",
+		   v->snap->err ? 0 : 1);
+	stat_line(out, "stfs_deletions_allowed_total", "Deletions done.",
+		  "counter",
+		  __atomic_load_n(&fs->n.deletions_allowed, __ATOMIC_RELAXED));
+	stat_line(out, "stfs_deletions_refused_total", "Deletions refused.",
+		  "counter",
+		  __atomic_load_n(&fs->n.deletions_refused, __ATOMIC_RELAXED));
+	return buf_err(out);
 }
 
 int render_health(struct view *v, struct buf *out)

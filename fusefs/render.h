@@ -38,6 +38,9 @@ int render_deletable(struct view *v, const struct job_view *jv,
 int render_restore(struct view *v, const struct job_view *jv, struct buf *out);
 int render_stats(struct view *v, struct buf *out);
 int render_health(struct view *v, struct buf *out);
+/** stfs.prom's daemon series: stfs_backend_up per source, the deletion
+ * counters (README "Prometheus"). */
+int render_prom_daemon(struct view *v, struct buf *out);
 
 /** "2026-11-30 11:02:03 UTC" from ms since the epoch. */
 void render_time_ms(int64_t ms, char *out, size_t outsz);

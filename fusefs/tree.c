@@ -981,6 +981,8 @@ static int render_prom(struct view *v, const struct job_view *one,
 	rc = prom_render_jobs(out, pc.jobs, pc.n);
 	if (!rc)
 		rc = prom_render_summary(out, pc.jobs, pc.n);
+	if (!rc)
+		rc = render_prom_daemon(v, out);
 	free(pc.jobs);
 	return rc;
 }
