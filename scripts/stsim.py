@@ -168,6 +168,11 @@ COMMITTED_OF = {"SinkCommittedCount": "SinkWriteCount",
 FAULT_MODES = {"none", "5xx", "garbage", "hang", "slow", "truncated", "oversize",
                "member_fail"}
 VERSIONS = {"2.3": "2.3.12", "3": "3.1.0"}   # line -> default projectVersion
+HZ_VERSION = "2.3.8"   # --version 2.3.8 / 2.3-hz: the REST API on Hazelcast's port
+HZ_MAPS = "/hazelcast/rest/maps"
+HZ_INSTANCE = "/hazelcast/rest/instance"
+HZ_JSON_CT = "application/json"
+HZ_TEXT_CT = "text/plain"
 HANG_MAX_S = 600
 LONG_MAX = (1 << 63) - 1
 INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
@@ -206,11 +211,66 @@ def fmt_now():
 def version_line(v):
     """'2.3', '2.3.12' -> '2.3'; '3', '3.1.0' -> '3'."""
     v = str(v or "2.3")
-    if v == "2.3" or v.startswith("2.3."):
+    if v in ("2.3", "2.3-hz") or v.startswith("2.3."):
         return "2.3"
     if v == "3" or v.startswith("3."):
         return "3"
-    raise ValueError("unsupported engine version %r (2.3 or 3)" % v)
+    raise ValueError("unsupported engine version %r (2.3, 2.3.8 or 3)" % v)
+
+
+def hz_mode(v):
+    """True for the 2.3 releases before Jetty's REST v2 (2.3.0-2.3.8, or
+    "2.3-hz"): their REST API lives on the Hazelcast port."""
+    v = str(v or "")
+    if v == "2.3-hz":
+        return True
+    m = re.match(r"^2\.3\.(\d+)$", v)
+    return bool(m) and int(m.group(1)) <= 8
+
+
+def hz_vertex(name):
+    """'pipeline-1 [Source[0]-FakeSource]' -> 'Source[0]-FakeSource'."""
+    m = re.match(r"^pipeline-\d+ \[(.*)\]$", name or "")
+    return m.group(1) if m else (name or "")
+
+
+def hz_dag_running(dag, env):
+    """2.3.8 running jobs: the logical DAG, {"vertices":[{id,name,
+    parallelism}],"edges":[{inputVertex,targetVertex}]}."""
+    if "vertices" in (dag or {}):
+        return dag
+    par = int(str((env or {}).get("parallelism", "1")) or 1)
+    names, verts = {}, []
+    for v in (dag or {}).get("vertexInfoMap") or []:
+        vid = int(v.get("vertexId", 0))
+        names[str(vid)] = hz_vertex(v.get("vertexName"))
+        verts.append({"id": vid, "name": "%s(id=%d)" % (names[str(vid)], vid),
+                      "parallelism": par})
+    edges = []
+    for pid in sorted((dag or {}).get("pipelineEdges") or {}, key=int):
+        for e in dag["pipelineEdges"][pid]:
+            edges.append({"inputVertex": names.get(str(e.get("inputVertexId")), ""),
+                          "targetVertex": names.get(str(e.get("targetVertexId")), "")})
+    return {"vertices": verts, "edges": edges}
+
+
+def hz_dag_finished(jid, dag):
+    """2.3.8 finished jobs: the physical DAG as a JSON *string*, ids as
+    numbers, vertexInfoMap an object by id with "connectorType"."""
+    if isinstance(dag, str):
+        return dag
+    edges = {}
+    for pid, es in ((dag or {}).get("pipelineEdges") or {}).items():
+        edges[str(pid)] = [{"inputVertexId": int(e.get("inputVertexId", 0)),
+                            "targetVertexId": int(e.get("targetVertexId", 0))}
+                           for e in es]
+    vmap = {}
+    for v in (dag or {}).get("vertexInfoMap") or []:
+        vid = int(v.get("vertexId", 0))
+        vmap[str(vid)] = {"vertexId": vid, "type": str(v.get("type", "")).upper(),
+                          "connectorType": v.get("vertexName", "")}
+    return dumps({"jobId": int(jid), "pipelineEdges": edges,
+                  "vertexInfoMap": vmap})
 
 
 def number_format(s):
@@ -327,6 +387,7 @@ class State:
         self.lock = threading.Lock()
         self.cluster = scen.get("cluster", {})
         self.version = version_line(version or scen.get("version"))
+        self.hz = hz_mode(version or scen.get("version"))
         self.stop_delay = (stop_delay_ms if stop_delay_ms is not None
                            else int(scen.get("stop_delay_ms", 500))) / 1000.0
         self.telemetry = bool(telemetry or scen.get("telemetry", False))
@@ -367,6 +428,18 @@ class State:
 
     def running_obj(self, j):
         dag = j.get("jobDag", {})
+        if self.hz:
+            return {
+                "jobId": j["jobId"],
+                "jobName": j.get("jobName", ""),
+                "jobStatus": j["jobStatus"],
+                "envOptions": j.get("envOptions", {}),
+                "createTime": j.get("createTime", ""),
+                "jobDag": hz_dag_running(dag, j.get("envOptions")),
+                "pluginJarsUrls": j.get("pluginJarsUrls", []),
+                "isStartWithSavePoint": bool(j.get("isStartWithSavePoint", False)),
+                "metrics": self.metrics_of(j, dag),
+            }
         return {
             "jobId": j["jobId"],
             "jobName": j.get("jobName", ""),
@@ -386,6 +459,18 @@ class State:
         if faults and info and j.get("__missingMetrics") and not self.v3:
             raise ApiError(500, None)   # NPE in JobInfoServlet
         dag = {} if j.get("__missingDag") else j.get("jobDag", {})
+        if self.hz:
+            return {
+                "jobId": j["jobId"],
+                "jobName": j.get("jobName", ""),
+                "jobStatus": j["jobStatus"],
+                "errorMsg": j.get("errorMsg"),
+                "createTime": j.get("createTime", ""),
+                "finishTime": j.get("finishTime") or "",
+                "jobDag": hz_dag_finished(j["jobId"], dag),
+                "pluginJarsUrls": [],
+                "metrics": self.metrics_of(j, dag),
+            }
         return {
             "jobId": j["jobId"],
             "jobName": j.get("jobName", ""),
@@ -433,7 +518,9 @@ class State:
             del self.pending[jid]
             j = self.jobs.get(jid)
             if j is not None and j["jobStatus"] not in END_STATES:
-                self.jobs[jid] = dict(j, jobStatus=final, finishTime=fmt_now())
+                j = dict(j, jobStatus=final, finishTime=fmt_now())
+                j.pop("finishedRun", None)
+                self.jobs[jid] = j
 
     # ---------------------------------------------------------- queries
     def running(self):
@@ -446,6 +533,10 @@ class State:
         with self.lock:
             self.tick()
             js = [j for j in self.jobs.values() if j["jobStatus"] in END_STATES]
+            if self.hz:  # a restored job's old end state stays listed
+                js += [dict(j, **j["finishedRun"]) for j in self.jobs.values()
+                       if j["jobStatus"] not in END_STATES
+                       and isinstance(j.get("finishedRun"), dict)]
             if state:
                 js = [j for j in js if j["jobStatus"] == state.upper()]
             js.sort(key=lambda j: (j.get("finishTime") or ""))
@@ -464,10 +555,10 @@ class State:
             sts = [j["jobStatus"] for j in self.jobs.values()]
         pv = str(ov.get("projectVersion", ""))
         try:
-            if version_line(pv) != self.version:
-                pv = VERSIONS[self.version]
+            if version_line(pv) != self.version or hz_mode(pv) != self.hz:
+                pv = HZ_VERSION if self.hz else VERSIONS[self.version]
         except ValueError:
-            pv = VERSIONS[self.version]
+            pv = HZ_VERSION if self.hz else VERSIONS[self.version]
         out = {
             "projectVersion": pv,
             "gitCommitAbbrev": str(ov.get("gitCommitAbbrev", "bef7607")),
@@ -492,7 +583,7 @@ class State:
 
     def prometheus(self, openmetrics=False):
         if not self.telemetry:
-            return ""
+            return "# EOF\n" if openmetrics and self.hz else ""
         with self.lock:
             self.tick()
             sts = [j["jobStatus"] for j in self.jobs.values()]
@@ -543,6 +634,13 @@ class State:
                 if state not in JOB_STATUSES:
                     raise ApiError(400, "unknown state %s" % state)
                 was_end = j.get("jobStatus") in END_STATES and jid in self.jobs
+                if self.hz and was_end and state not in END_STATES:
+                    # 2.3.8 keeps the old run in engine_finishedJobState
+                    j["finishedRun"] = {
+                        k: j.get(k) for k in ("jobStatus", "createTime",
+                                              "finishTime", "errorMsg")}
+                elif state in END_STATES:
+                    j.pop("finishedRun", None)
                 j["jobStatus"] = state
                 if state in END_STATES:
                     if not body.get("finishTime") and (not was_end
@@ -707,7 +805,8 @@ class Handler(BaseHTTPRequestHandler):
             body = body.encode("utf-8" if ctype != HTML_CT else "iso-8859-1",
                                "replace")
         self.send_response(code)
-        self.send_header("Content-Type", ctype)
+        if ctype:
+            self.send_header("Content-Type", ctype)
         for k, v in headers:
             self.send_header(k, v)
         self.send_header("Content-Length", str(len(body)))
@@ -716,7 +815,7 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def send_json(self, code, obj):
-        self.send(code, dumps(obj))
+        self.send(code, dumps(obj), HZ_JSON_CT if self.st.hz else JSON_CT)
 
     def fail(self, code, msg):
         self.send_json(code, {"status": "fail", "message": msg})
@@ -776,6 +875,10 @@ class Handler(BaseHTTPRequestHandler):
                     raise ApiError(403, "bad control token")
                 self.control(method, path)
                 return
+            if self.st.hz:
+                path = self.hz_route(method, path)
+                if path is None:
+                    return
             self.st.count(path)
             f = self.st.take_fault(path)
             if f and self.apply_fault(f, method, path, q):
@@ -793,6 +896,46 @@ class Handler(BaseHTTPRequestHandler):
                 self.fail(500, "%s: %s" % (type(e).__name__, e))
             except OSError:
                 self.close_connection = True
+
+    def hz_route(self, method, path):
+        """2.3.8: Hazelcast's REST handler.  Returns the servlet path under
+        /hazelcast/rest/maps, or None when the request is answered here:
+        GET of an unknown path (or of a POST-only one) -> 400 with an empty
+        body; HEAD/DELETE -> 200 empty; PUT, or POST of a GET path without a
+        key -> 400 "Missing map name" (with a key Hazelcast stores into an
+        IMap of that name: 200 empty); /hazelcast/rest/instance/{metrics,
+        openmetrics} -> text/plain; any other path -> no answer at all."""
+        st = self.st
+        if path.startswith(HZ_INSTANCE + "/"):
+            name = path[len(HZ_INSTANCE) + 1:]
+            if name in ("metrics", "openmetrics") and method in ("GET", "HEAD"):
+                st.count("/" + name)
+                self.send(200, st.prometheus(name == "openmetrics"), HZ_TEXT_CT)
+            else:
+                self.send(200, dumps({"name": "stsim"}), HZ_JSON_CT)
+            return None
+        if not path.startswith(HZ_MAPS + "/"):
+            self.close_connection = True  # Hazelcast closes without a reply
+            return None
+        sub = path[len(HZ_MAPS):]
+        parts = sub.split("/")
+        want = SERVLETS.get(parts[1])
+        if parts[1] in ("metrics", "openmetrics"):
+            want = None  # under /hazelcast/rest/instance in 2.3.8
+        if method in ("HEAD", "DELETE"):
+            self.send(200, b"", None)
+            return None
+        if method == "PUT" or (method == "POST" and want != "POST"):
+            if method == "POST" and len(parts) > 2 and parts[2]:
+                self.read_body()
+                self.send(200, b"", None)
+            else:
+                self.fail(400, "Missing map name")
+            return None
+        if method == "GET" and want != "GET":
+            self.send(400, b"", None)
+            return None
+        return sub
 
     # ---------------------------------------------------------- faults
     def apply_fault(self, f, method, path, q):
@@ -892,6 +1035,13 @@ class Handler(BaseHTTPRequestHandler):
         if head == "finished-jobs":
             return 200, page_of(st.finished(rest), q, paging, st.legacy_paged)
         if head in ("job-info", "running-job"):
+            if st.hz:  # NumberFormatException is a 500 there
+                try:
+                    jid = parse_long(rest if rest else "")
+                except ApiError:
+                    raise ApiError(500, 'For input string: "%s"' % (
+                        rest if rest else HZ_MAPS + "/" + head))
+                return 200, st.job_info(jid)
             return 200, st.job_info(parse_long(rest))
         if head == "system-monitoring-information":
             if st.member_fail:
@@ -900,6 +1050,9 @@ class Handler(BaseHTTPRequestHandler):
         if head in ("metrics", "openmetrics"):
             return 200, (st.prometheus(head == "openmetrics"), TEXT_CT)
         if head == "stop-job":
+            if st.hz and self.headers.get("Content-Length") is None:
+                raise ApiError(500, 'Cannot read the array length because '
+                                    '"requestBody" is null')
             return 200, {"jobId": st.stop_job(self.read_request_json())}
         # stop-jobs
         return 200, st.stop_jobs(self.read_request_json())
