@@ -71,6 +71,19 @@ for want in 'startTime:str' 'content-type=application/json;charset=utf-8' 'verte
 	check "... which has $want where 2.3.8 has not" bash -c "grep -q -F '$want' '$T/jetty.txt' && ! grep -q -F '$want' '$T/real.txt'"
 done
 
+# ---- stfs on the real node: what the 2.3.8 answers mean to it
+MR=$T/mr
+mount_stfs "$MR" -o "checkpoint=file://$A/checkpoint/,engine=$RA,state_dir=$T/sdr,timeout=5000"
+for _ in $(seq 50); do mountpoint -q "$MR" && break; sleep 0.1; done
+check_eq "real: the restored job (finished and running at once) is RUNNING" RUNNING \
+	"$(getfattr --only-values -n user.stfs.state "$MR/jobs/$SP" 2>/dev/null)"
+check "real: the engine deleted the batch job's directory" test ! -e "$A/checkpoint/$BT"
+check_eq "real: the finished batch job's pipelines come from its jobDag string" 1 \
+	"$(ls "$MR/jobs/$BT/pipelines" 2>&1)"
+check "real: cluster/metrics reads (/hazelcast/rest/instance/metrics)" cat "$MR/cluster/metrics"
+check "real: cluster/overview.json is the engine's" grep -q '"projectVersion":"2.3.8"' "$MR/cluster/overview.json"
+unmount_stfs "$MR"
+
 # ---- stfs on the 2.3.8 simulator (no storage: what the engine says)
 declare -A ID
 for r in ${sim_roles//,/ }; do ID[${r%%=*}]=${r#*=}; done
@@ -86,6 +99,8 @@ check_eq "stfs: the FAILED job is FAILED" FAILED \
 	"$(getfattr --only-values -n user.stfs.state "$M/jobs/${ID[F]}" 2>/dev/null)"
 check_eq "stfs: a finished job's pipelines come from its jobDag string" 1 \
 	"$(ls "$M/jobs/${ID[BT]}/pipelines" 2>&1)"
+out=$(cat "$M/cluster/metrics" 2>&1)
+check_eq "stfs: cluster/metrics reads, empty without telemetry" "0 []" "$? [$out]"
 unmount_stfs "$M"
 
 echo "  suite time $(($(date +%s) - t0)) s"
