@@ -4,7 +4,7 @@
 Python 3 stdlib only.  Loopback use; not a security boundary.
 
     stsim.py --scenario FILE --port P [--host 127.0.0.1] [--pidfile F]
-             [--port-file F] [--ctl-token TOKEN|none] [--version 2.3|3]
+             [--port-file F] [--ctl-token TOKEN|none] [--version 2.3|2.3.8|3]
              [--stop-delay-ms MS] [--telemetry]
 
 --port 0 binds a free port.  Once bound, the simulator prints
@@ -24,6 +24,27 @@ scenario's "version", else 2.3; "2.3.12", "3.1.0" etc. are accepted):
        "Source[0].db.table"/"Sink[0].db.table" (the source or sink vertex
        that carries the table; when several do, the lowest one), SinkCommitted*/
        IntermediateQueueSize keys, rates in BigDecimal.toPlainString form.
+  2.3.8 (or 2.3-hz; any 2.3.0-2.3.8) the 2.3 line before Jetty's REST v2,
+       as a real 2.3.8 node answers (tests/integration/test_sim_agrees.sh
+       compares the two): the API under /hazelcast/rest/maps/<servlet>, and
+       /hazelcast/rest/instance/{metrics,openmetrics} (text/plain; empty and
+       "# EOF\n" without telemetry); Content-Type application/json (no
+       charset); GET of an unknown or POST-only path -> 400 with an empty
+       body and no Content-Type; HEAD/DELETE -> 200 empty; PUT, or POST of a
+       GET path without a key -> 400 "Missing map name" (with a key, 200
+       empty: Hazelcast would store it into an IMap); a path outside
+       /hazelcast/rest/ -> the connection closes without an answer; a bad or
+       missing job id -> 500 'For input string: ".."' (the whole path when
+       empty); POST /stop-job without Content-Length -> 500; no startTime; a
+       running job's jobDag is the logical DAG {"vertices":[{id,name,
+       parallelism}],"edges":[{inputVertex,targetVertex}]} (names like
+       "Source[0]-FakeSource(id=1)"), a finished job's the physical DAG as a
+       JSON *string* {"jobId":<number>,"pipelineEdges":{..},"vertexInfoMap":
+       {"<id>":{vertexId,type,connectorType}}}; a restored job (running
+       again after an end state) stays listed in /finished-jobs with its old
+       end state ("finishedRun" in the scenario, set when /__sim/job moves a
+       job from an end state to a running one, dropped when it ends again)
+       while /running-jobs and /job-info say it runs.
 --stop-delay-ms (default: scenario "stop_delay_ms", else 500): how long a
 stopped job stays in CANCELING / DOING_SAVEPOINT before it ends.
 --telemetry (or scenario "telemetry": true): /metrics and /openmetrics carry
@@ -34,7 +55,7 @@ Scenario file (written by scripts/genstate.py; only "jobs" is required):
   {
     "format": "stsim-scenario/1",
     "timezone": "UTC",                  # times below are rendered as given
-    "version": "2.3",                   # optional, see --version
+    "version": "2.3",                   # optional, see --version (2.3, 2.3.8, 3)
     "stop_delay_ms": 500,               # optional, see --stop-delay-ms
     "telemetry": false,                 # optional, see --telemetry
     "legacy_paged": false,              # true: every list is {"data":[..],
@@ -57,6 +78,9 @@ Scenario file (written by scripts/genstate.py; only "jobs" is required):
                  "targetVertexId"}]}, "envOptions", "vertexInfoMap": [...]},
       "pluginJarsUrls": [], "isStartWithSavePoint": bool,
       "metrics": {16 keys, string values, Table* keys are {table: str}},
+      "finishedRun": {"jobStatus", "createTime", "finishTime", "errorMsg"},
+                                        # 2.3.8: a running job's old end
+                                        # state, still in /finished-jobs
       "__missingDag": bool,             # 2.3.12 fault, see below
       "__missingMetrics": bool } ],     # 2.3.12 fault, see below
     "orphans": [jobId...], "storage": {...}   # generator info, ignored here
@@ -428,30 +452,21 @@ class State:
 
     def running_obj(self, j):
         dag = j.get("jobDag", {})
-        if self.hz:
-            return {
-                "jobId": j["jobId"],
-                "jobName": j.get("jobName", ""),
-                "jobStatus": j["jobStatus"],
-                "envOptions": j.get("envOptions", {}),
-                "createTime": j.get("createTime", ""),
-                "jobDag": hz_dag_running(dag, j.get("envOptions")),
-                "pluginJarsUrls": j.get("pluginJarsUrls", []),
-                "isStartWithSavePoint": bool(j.get("isStartWithSavePoint", False)),
-                "metrics": self.metrics_of(j, dag),
-            }
-        return {
+        o = {
             "jobId": j["jobId"],
             "jobName": j.get("jobName", ""),
             "jobStatus": j["jobStatus"],
             "envOptions": j.get("envOptions", {}),
             "createTime": j.get("createTime", ""),
             "startTime": self.start_time(j),
-            "jobDag": dag,
+            "jobDag": hz_dag_running(dag, j.get("envOptions")) if self.hz else dag,
             "pluginJarsUrls": j.get("pluginJarsUrls", []),
             "isStartWithSavePoint": bool(j.get("isStartWithSavePoint", False)),
             "metrics": self.metrics_of(j, dag),
         }
+        if self.hz:
+            del o["startTime"]  # 2.3.8 has none
+        return o
 
     def finished_obj(self, j, info=False, faults=True):
         if faults and j.get("__missingDag") and not self.v3:
@@ -459,19 +474,7 @@ class State:
         if faults and info and j.get("__missingMetrics") and not self.v3:
             raise ApiError(500, None)   # NPE in JobInfoServlet
         dag = {} if j.get("__missingDag") else j.get("jobDag", {})
-        if self.hz:
-            return {
-                "jobId": j["jobId"],
-                "jobName": j.get("jobName", ""),
-                "jobStatus": j["jobStatus"],
-                "errorMsg": j.get("errorMsg"),
-                "createTime": j.get("createTime", ""),
-                "finishTime": j.get("finishTime") or "",
-                "jobDag": hz_dag_finished(j["jobId"], dag),
-                "pluginJarsUrls": [],
-                "metrics": self.metrics_of(j, dag),
-            }
-        return {
+        o = {
             "jobId": j["jobId"],
             "jobName": j.get("jobName", ""),
             "jobStatus": j["jobStatus"],
@@ -479,10 +482,13 @@ class State:
             "createTime": j.get("createTime", ""),
             "startTime": self.start_time(j),
             "finishTime": j.get("finishTime") or "",
-            "jobDag": dag,
+            "jobDag": hz_dag_finished(j["jobId"], dag) if self.hz else dag,
             "pluginJarsUrls": [],
             "metrics": self.metrics_of(j, dag),
         }
+        if self.hz:
+            del o["startTime"]
+        return o
 
     def diagnostics(self, j):
         """3.x job-info "diagnostics" (PR #11982: restore counters and state
@@ -1108,7 +1114,8 @@ def main(argv=None):
     ap.add_argument("--ctl-token", default="none",
                     help="token required in X-Sim-Token for /__sim/ (none = open)")
     ap.add_argument("--version", default=None,
-                    help="engine line: 2.3 (default) or 3 (2.3.12, 3.1.0 also accepted)")
+                    help="engine line: 2.3 (default), 2.3.8 (2.3-hz: the API on "
+                         "Hazelcast's port) or 3 (2.3.12, 3.1.0 also accepted)")
     ap.add_argument("--stop-delay-ms", type=int, default=None,
                     help="ms a stopped job stays CANCELING/DOING_SAVEPOINT (default 500)")
     ap.add_argument("--telemetry", action="store_true",
