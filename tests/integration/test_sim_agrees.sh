@@ -44,6 +44,15 @@ eng submit "$A" stream sp "$SP" savepoint >/dev/null
 check "real: restored RUNNING" eng wait-state "$A" "$SP" RUNNING 30
 check "real: failing job FAILED" eng wait-state "$A" "$F" FAILED 120
 real_roles="S=$S,P2=$P2,SP=$SP,C=$C,F=$F,BT=$BT"
+# the scenario's jobs all carry every metric: wait until the real ones do
+# (a just restored job reports its tables after its first seconds)
+metrics_full() {
+	eng get "$A" /running-jobs | python3 -c 'import json,sys
+sys.exit(any(len(j["metrics"]) < 16 or not j["metrics"].get("TableSinkWriteCount")
+             for j in json.load(sys.stdin)))'
+}
+for _ in $(seq 40); do metrics_full && break; sleep 0.5; done
+check "real: every running job reports all 16 metrics" metrics_full
 check_eq "real: the restored job is listed in /finished-jobs too (SAVEPOINT_DONE)" SAVEPOINT_DONE \
 	"$(eng get "$A" /finished-jobs | python3 -c 'import json,sys
 print(" ".join(j["jobStatus"] for j in json.load(sys.stdin) if j["jobId"] == sys.argv[1]))' "$SP")"
