@@ -1082,10 +1082,30 @@ static struct raw_entry *raw_slot(struct engine *e, const char *path,
 }
 
 /* GET `path` from the first engine URL that answers 2xx into resp. */
+/*
+ * SeaTunnel up to 2.3.8 serves its REST API on the Hazelcast port under
+ * /hazelcast/rest/maps, and /metrics beside it under /hazelcast/rest/instance
+ * (README "The real engine in the tests"): the base to GET `path` from.
+ */
+static const char *raw_base(const char *base, const char *path, char *buf,
+			    size_t sz)
+{
+	static const char maps[] = "/hazelcast/rest/maps";
+	size_t bl = strlen(base), ml = sizeof(maps) - 1;
+
+	if (strcmp(path, "/metrics") != 0 || bl < ml ||
+	    strcmp(base + bl - ml, maps) != 0 ||
+	    (size_t)snprintf(buf, sz, "%.*s/hazelcast/rest/instance",
+			     (int)(bl - ml), base) >= sz)
+		return base;
+	return buf;
+}
+
 static int raw_fetch(struct engine *e, const char *path, struct http_resp *resp)
 {
 	int64_t deadline = eng_mono_ms() + e->timeout_ms;
 	size_t first = atomic_load(&e->preferred);
+	char rbase[ENGINE_URL_MAX];
 	char why[200];
 	int rc = -EIO, err = -EIO;
 
@@ -1098,9 +1118,10 @@ static int raw_fetch(struct engine *e, const char *path, struct http_resp *resp)
 			break;
 		if (k > 0)
 			atomic_fetch_add(&e->st_failovers, 1);
-		rc = eng_get(e, e->urls[idx], path,
-			     url_deadline(e, deadline, e->n_urls - k), resp,
-			     why, sizeof(why));
+		rc = eng_get(e,
+			     raw_base(e->urls[idx], path, rbase, sizeof(rbase)),
+			     path, url_deadline(e, deadline, e->n_urls - k),
+			     resp, why, sizeof(why));
 		if (!rc) {
 			atomic_store(&e->preferred, idx);
 			return 0;

@@ -167,9 +167,8 @@ static int add_pid(int **arr, size_t *n, size_t *cap, int pid)
 	return 0;
 }
 
-static int collect_pipelines(json_t *obj, struct engine_job *out)
+static int collect_dag_pipelines(json_t *dag, struct engine_job *out)
 {
-	json_t *dag = json_object_get(obj, "jobDag");
 	json_t *edges, *vmap, *v;
 	const char *key;
 	size_t cap = 0, i;
@@ -214,6 +213,24 @@ static int collect_pipelines(json_t *obj, struct engine_job *out)
 		qsort(out->pipelines, out->n_pipelines, sizeof(*out->pipelines),
 		      int_cmp);
 	return 0;
+}
+
+/* jobDag is an object, or (SeaTunnel 2.3.8's finished jobs, README "The
+ * real engine in the tests") that object serialised into a string. */
+static int collect_pipelines(json_t *obj, struct engine_job *out)
+{
+	json_t *dag = json_object_get(obj, "jobDag");
+	json_t *parsed = NULL;
+	int rc;
+
+	if (json_is_string(dag)) {
+		parsed = json_loadb(json_string_value(dag),
+				    json_string_length(dag), 0, NULL);
+		dag = parsed;
+	}
+	rc = collect_dag_pipelines(dag, out);
+	json_decref(parsed);
+	return rc;
 }
 
 static int dup_opt_string(json_t *obj, const char *key, char **out)

@@ -4,7 +4,7 @@
 Python 3 stdlib only.  Loopback use; not a security boundary.
 
     stsim.py --scenario FILE --port P [--host 127.0.0.1] [--pidfile F]
-             [--port-file F] [--ctl-token TOKEN|none] [--version 2.3|3]
+             [--port-file F] [--ctl-token TOKEN|none] [--version 2.3|2.3.8|3]
              [--stop-delay-ms MS] [--telemetry]
 
 --port 0 binds a free port.  Once bound, the simulator prints
@@ -24,6 +24,27 @@ scenario's "version", else 2.3; "2.3.12", "3.1.0" etc. are accepted):
        "Source[0].db.table"/"Sink[0].db.table" (the source or sink vertex
        that carries the table; when several do, the lowest one), SinkCommitted*/
        IntermediateQueueSize keys, rates in BigDecimal.toPlainString form.
+  2.3.8 (or 2.3-hz; any 2.3.0-2.3.8) the 2.3 line before Jetty's REST v2,
+       as a real 2.3.8 node answers (tests/integration/test_sim_agrees.sh
+       compares the two): the API under /hazelcast/rest/maps/<servlet>, and
+       /hazelcast/rest/instance/{metrics,openmetrics} (text/plain; empty and
+       "# EOF\n" without telemetry); Content-Type application/json (no
+       charset); GET of an unknown or POST-only path -> 400 with an empty
+       body and no Content-Type; HEAD/DELETE -> 200 empty; PUT, or POST of a
+       GET path without a key -> 400 "Missing map name" (with a key, 200
+       empty: Hazelcast would store it into an IMap); a path outside
+       /hazelcast/rest/ -> the connection closes without an answer; a bad or
+       missing job id -> 500 'For input string: ".."' (the whole path when
+       empty); POST /stop-job without Content-Length -> 500; no startTime; a
+       running job's jobDag is the logical DAG {"vertices":[{id,name,
+       parallelism}],"edges":[{inputVertex,targetVertex}]} (names like
+       "Source[0]-FakeSource(id=1)"), a finished job's the physical DAG as a
+       JSON *string* {"jobId":<number>,"pipelineEdges":{..},"vertexInfoMap":
+       {"<id>":{vertexId,type,connectorType}}}; a restored job (running
+       again after an end state) stays listed in /finished-jobs with its old
+       end state ("finishedRun" in the scenario, set when /__sim/job moves a
+       job from an end state to a running one, dropped when it ends again)
+       while /running-jobs and /job-info say it runs.
 --stop-delay-ms (default: scenario "stop_delay_ms", else 500): how long a
 stopped job stays in CANCELING / DOING_SAVEPOINT before it ends.
 --telemetry (or scenario "telemetry": true): /metrics and /openmetrics carry
@@ -34,7 +55,7 @@ Scenario file (written by scripts/genstate.py; only "jobs" is required):
   {
     "format": "stsim-scenario/1",
     "timezone": "UTC",                  # times below are rendered as given
-    "version": "2.3",                   # optional, see --version
+    "version": "2.3",                   # optional, see --version (2.3, 2.3.8, 3)
     "stop_delay_ms": 500,               # optional, see --stop-delay-ms
     "telemetry": false,                 # optional, see --telemetry
     "legacy_paged": false,              # true: every list is {"data":[..],
@@ -57,6 +78,9 @@ Scenario file (written by scripts/genstate.py; only "jobs" is required):
                  "targetVertexId"}]}, "envOptions", "vertexInfoMap": [...]},
       "pluginJarsUrls": [], "isStartWithSavePoint": bool,
       "metrics": {16 keys, string values, Table* keys are {table: str}},
+      "finishedRun": {"jobStatus", "createTime", "finishTime", "errorMsg"},
+                                        # 2.3.8: a running job's old end
+                                        # state, still in /finished-jobs
       "__missingDag": bool,             # 2.3.12 fault, see below
       "__missingMetrics": bool } ],     # 2.3.12 fault, see below
     "orphans": [jobId...], "storage": {...}   # generator info, ignored here
@@ -168,6 +192,11 @@ COMMITTED_OF = {"SinkCommittedCount": "SinkWriteCount",
 FAULT_MODES = {"none", "5xx", "garbage", "hang", "slow", "truncated", "oversize",
                "member_fail"}
 VERSIONS = {"2.3": "2.3.12", "3": "3.1.0"}   # line -> default projectVersion
+HZ_VERSION = "2.3.8"   # --version 2.3.8 / 2.3-hz: the REST API on Hazelcast's port
+HZ_MAPS = "/hazelcast/rest/maps"
+HZ_INSTANCE = "/hazelcast/rest/instance"
+HZ_JSON_CT = "application/json"
+HZ_TEXT_CT = "text/plain"
 HANG_MAX_S = 600
 LONG_MAX = (1 << 63) - 1
 INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
@@ -206,11 +235,66 @@ def fmt_now():
 def version_line(v):
     """'2.3', '2.3.12' -> '2.3'; '3', '3.1.0' -> '3'."""
     v = str(v or "2.3")
-    if v == "2.3" or v.startswith("2.3."):
+    if v in ("2.3", "2.3-hz") or v.startswith("2.3."):
         return "2.3"
     if v == "3" or v.startswith("3."):
         return "3"
-    raise ValueError("unsupported engine version %r (2.3 or 3)" % v)
+    raise ValueError("unsupported engine version %r (2.3, 2.3.8 or 3)" % v)
+
+
+def hz_mode(v):
+    """True for the 2.3 releases before Jetty's REST v2 (2.3.0-2.3.8, or
+    "2.3-hz"): their REST API lives on the Hazelcast port."""
+    v = str(v or "")
+    if v == "2.3-hz":
+        return True
+    m = re.match(r"^2\.3\.(\d+)$", v)
+    return bool(m) and int(m.group(1)) <= 8
+
+
+def hz_vertex(name):
+    """'pipeline-1 [Source[0]-FakeSource]' -> 'Source[0]-FakeSource'."""
+    m = re.match(r"^pipeline-\d+ \[(.*)\]$", name or "")
+    return m.group(1) if m else (name or "")
+
+
+def hz_dag_running(dag, env):
+    """2.3.8 running jobs: the logical DAG, {"vertices":[{id,name,
+    parallelism}],"edges":[{inputVertex,targetVertex}]}."""
+    if "vertices" in (dag or {}):
+        return dag
+    par = int(str((env or {}).get("parallelism", "1")) or 1)
+    names, verts = {}, []
+    for v in (dag or {}).get("vertexInfoMap") or []:
+        vid = int(v.get("vertexId", 0))
+        names[str(vid)] = hz_vertex(v.get("vertexName"))
+        verts.append({"id": vid, "name": "%s(id=%d)" % (names[str(vid)], vid),
+                      "parallelism": par})
+    edges = []
+    for pid in sorted((dag or {}).get("pipelineEdges") or {}, key=int):
+        for e in dag["pipelineEdges"][pid]:
+            edges.append({"inputVertex": names.get(str(e.get("inputVertexId")), ""),
+                          "targetVertex": names.get(str(e.get("targetVertexId")), "")})
+    return {"vertices": verts, "edges": edges}
+
+
+def hz_dag_finished(jid, dag):
+    """2.3.8 finished jobs: the physical DAG as a JSON *string*, ids as
+    numbers, vertexInfoMap an object by id with "connectorType"."""
+    if isinstance(dag, str):
+        return dag
+    edges = {}
+    for pid, es in ((dag or {}).get("pipelineEdges") or {}).items():
+        edges[str(pid)] = [{"inputVertexId": int(e.get("inputVertexId", 0)),
+                            "targetVertexId": int(e.get("targetVertexId", 0))}
+                           for e in es]
+    vmap = {}
+    for v in (dag or {}).get("vertexInfoMap") or []:
+        vid = int(v.get("vertexId", 0))
+        vmap[str(vid)] = {"vertexId": vid, "type": str(v.get("type", "")).upper(),
+                          "connectorType": v.get("vertexName", "")}
+    return dumps({"jobId": int(jid), "pipelineEdges": edges,
+                  "vertexInfoMap": vmap})
 
 
 def number_format(s):
@@ -327,6 +411,7 @@ class State:
         self.lock = threading.Lock()
         self.cluster = scen.get("cluster", {})
         self.version = version_line(version or scen.get("version"))
+        self.hz = hz_mode(version or scen.get("version"))
         self.stop_delay = (stop_delay_ms if stop_delay_ms is not None
                            else int(scen.get("stop_delay_ms", 500))) / 1000.0
         self.telemetry = bool(telemetry or scen.get("telemetry", False))
@@ -367,18 +452,21 @@ class State:
 
     def running_obj(self, j):
         dag = j.get("jobDag", {})
-        return {
+        o = {
             "jobId": j["jobId"],
             "jobName": j.get("jobName", ""),
             "jobStatus": j["jobStatus"],
             "envOptions": j.get("envOptions", {}),
             "createTime": j.get("createTime", ""),
             "startTime": self.start_time(j),
-            "jobDag": dag,
+            "jobDag": hz_dag_running(dag, j.get("envOptions")) if self.hz else dag,
             "pluginJarsUrls": j.get("pluginJarsUrls", []),
             "isStartWithSavePoint": bool(j.get("isStartWithSavePoint", False)),
             "metrics": self.metrics_of(j, dag),
         }
+        if self.hz:
+            del o["startTime"]  # 2.3.8 has none
+        return o
 
     def finished_obj(self, j, info=False, faults=True):
         if faults and j.get("__missingDag") and not self.v3:
@@ -386,7 +474,7 @@ class State:
         if faults and info and j.get("__missingMetrics") and not self.v3:
             raise ApiError(500, None)   # NPE in JobInfoServlet
         dag = {} if j.get("__missingDag") else j.get("jobDag", {})
-        return {
+        o = {
             "jobId": j["jobId"],
             "jobName": j.get("jobName", ""),
             "jobStatus": j["jobStatus"],
@@ -394,10 +482,13 @@ class State:
             "createTime": j.get("createTime", ""),
             "startTime": self.start_time(j),
             "finishTime": j.get("finishTime") or "",
-            "jobDag": dag,
+            "jobDag": hz_dag_finished(j["jobId"], dag) if self.hz else dag,
             "pluginJarsUrls": [],
             "metrics": self.metrics_of(j, dag),
         }
+        if self.hz:
+            del o["startTime"]
+        return o
 
     def diagnostics(self, j):
         """3.x job-info "diagnostics" (PR #11982: restore counters and state
@@ -433,7 +524,9 @@ class State:
             del self.pending[jid]
             j = self.jobs.get(jid)
             if j is not None and j["jobStatus"] not in END_STATES:
-                self.jobs[jid] = dict(j, jobStatus=final, finishTime=fmt_now())
+                j = dict(j, jobStatus=final, finishTime=fmt_now())
+                j.pop("finishedRun", None)
+                self.jobs[jid] = j
 
     # ---------------------------------------------------------- queries
     def running(self):
@@ -446,6 +539,10 @@ class State:
         with self.lock:
             self.tick()
             js = [j for j in self.jobs.values() if j["jobStatus"] in END_STATES]
+            if self.hz:  # a restored job's old end state stays listed
+                js += [dict(j, **j["finishedRun"]) for j in self.jobs.values()
+                       if j["jobStatus"] not in END_STATES
+                       and isinstance(j.get("finishedRun"), dict)]
             if state:
                 js = [j for j in js if j["jobStatus"] == state.upper()]
             js.sort(key=lambda j: (j.get("finishTime") or ""))
@@ -464,10 +561,10 @@ class State:
             sts = [j["jobStatus"] for j in self.jobs.values()]
         pv = str(ov.get("projectVersion", ""))
         try:
-            if version_line(pv) != self.version:
-                pv = VERSIONS[self.version]
+            if version_line(pv) != self.version or hz_mode(pv) != self.hz:
+                pv = HZ_VERSION if self.hz else VERSIONS[self.version]
         except ValueError:
-            pv = VERSIONS[self.version]
+            pv = HZ_VERSION if self.hz else VERSIONS[self.version]
         out = {
             "projectVersion": pv,
             "gitCommitAbbrev": str(ov.get("gitCommitAbbrev", "bef7607")),
@@ -492,7 +589,7 @@ class State:
 
     def prometheus(self, openmetrics=False):
         if not self.telemetry:
-            return ""
+            return "# EOF\n" if openmetrics and self.hz else ""
         with self.lock:
             self.tick()
             sts = [j["jobStatus"] for j in self.jobs.values()]
@@ -543,6 +640,13 @@ class State:
                 if state not in JOB_STATUSES:
                     raise ApiError(400, "unknown state %s" % state)
                 was_end = j.get("jobStatus") in END_STATES and jid in self.jobs
+                if self.hz and was_end and state not in END_STATES:
+                    # 2.3.8 keeps the old run in engine_finishedJobState
+                    j["finishedRun"] = {
+                        k: j.get(k) for k in ("jobStatus", "createTime",
+                                              "finishTime", "errorMsg")}
+                elif state in END_STATES:
+                    j.pop("finishedRun", None)
                 j["jobStatus"] = state
                 if state in END_STATES:
                     if not body.get("finishTime") and (not was_end
@@ -707,7 +811,8 @@ class Handler(BaseHTTPRequestHandler):
             body = body.encode("utf-8" if ctype != HTML_CT else "iso-8859-1",
                                "replace")
         self.send_response(code)
-        self.send_header("Content-Type", ctype)
+        if ctype:
+            self.send_header("Content-Type", ctype)
         for k, v in headers:
             self.send_header(k, v)
         self.send_header("Content-Length", str(len(body)))
@@ -716,7 +821,7 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def send_json(self, code, obj):
-        self.send(code, dumps(obj))
+        self.send(code, dumps(obj), HZ_JSON_CT if self.st.hz else JSON_CT)
 
     def fail(self, code, msg):
         self.send_json(code, {"status": "fail", "message": msg})
@@ -776,6 +881,10 @@ class Handler(BaseHTTPRequestHandler):
                     raise ApiError(403, "bad control token")
                 self.control(method, path)
                 return
+            if self.st.hz:
+                path = self.hz_route(method, path)
+                if path is None:
+                    return
             self.st.count(path)
             f = self.st.take_fault(path)
             if f and self.apply_fault(f, method, path, q):
@@ -793,6 +902,46 @@ class Handler(BaseHTTPRequestHandler):
                 self.fail(500, "%s: %s" % (type(e).__name__, e))
             except OSError:
                 self.close_connection = True
+
+    def hz_route(self, method, path):
+        """2.3.8: Hazelcast's REST handler.  Returns the servlet path under
+        /hazelcast/rest/maps, or None when the request is answered here:
+        GET of an unknown path (or of a POST-only one) -> 400 with an empty
+        body; HEAD/DELETE -> 200 empty; PUT, or POST of a GET path without a
+        key -> 400 "Missing map name" (with a key Hazelcast stores into an
+        IMap of that name: 200 empty); /hazelcast/rest/instance/{metrics,
+        openmetrics} -> text/plain; any other path -> no answer at all."""
+        st = self.st
+        if path.startswith(HZ_INSTANCE + "/"):
+            name = path[len(HZ_INSTANCE) + 1:]
+            if name in ("metrics", "openmetrics") and method in ("GET", "HEAD"):
+                st.count("/" + name)
+                self.send(200, st.prometheus(name == "openmetrics"), HZ_TEXT_CT)
+            else:
+                self.send(200, dumps({"name": "stsim"}), HZ_JSON_CT)
+            return None
+        if not path.startswith(HZ_MAPS + "/"):
+            self.close_connection = True  # Hazelcast closes without a reply
+            return None
+        sub = path[len(HZ_MAPS):]
+        parts = sub.split("/")
+        want = SERVLETS.get(parts[1])
+        if parts[1] in ("metrics", "openmetrics"):
+            want = None  # under /hazelcast/rest/instance in 2.3.8
+        if method in ("HEAD", "DELETE"):
+            self.send(200, b"", None)
+            return None
+        if method == "PUT" or (method == "POST" and want != "POST"):
+            if method == "POST" and len(parts) > 2 and parts[2]:
+                self.read_body()
+                self.send(200, b"", None)
+            else:
+                self.fail(400, "Missing map name")
+            return None
+        if method == "GET" and want != "GET":
+            self.send(400, b"", None)
+            return None
+        return sub
 
     # ---------------------------------------------------------- faults
     def apply_fault(self, f, method, path, q):
@@ -892,6 +1041,13 @@ class Handler(BaseHTTPRequestHandler):
         if head == "finished-jobs":
             return 200, page_of(st.finished(rest), q, paging, st.legacy_paged)
         if head in ("job-info", "running-job"):
+            if st.hz:  # NumberFormatException is a 500 there
+                try:
+                    jid = parse_long(rest if rest else "")
+                except ApiError:
+                    raise ApiError(500, 'For input string: "%s"' % (
+                        rest if rest else HZ_MAPS + "/" + head))
+                return 200, st.job_info(jid)
             return 200, st.job_info(parse_long(rest))
         if head == "system-monitoring-information":
             if st.member_fail:
@@ -900,6 +1056,9 @@ class Handler(BaseHTTPRequestHandler):
         if head in ("metrics", "openmetrics"):
             return 200, (st.prometheus(head == "openmetrics"), TEXT_CT)
         if head == "stop-job":
+            if st.hz and self.headers.get("Content-Length") is None:
+                raise ApiError(500, 'Cannot read the array length because '
+                                    '"requestBody" is null')
             return 200, {"jobId": st.stop_job(self.read_request_json())}
         # stop-jobs
         return 200, st.stop_jobs(self.read_request_json())
@@ -955,7 +1114,8 @@ def main(argv=None):
     ap.add_argument("--ctl-token", default="none",
                     help="token required in X-Sim-Token for /__sim/ (none = open)")
     ap.add_argument("--version", default=None,
-                    help="engine line: 2.3 (default) or 3 (2.3.12, 3.1.0 also accepted)")
+                    help="engine line: 2.3 (default), 2.3.8 (2.3-hz: the API on "
+                         "Hazelcast's port) or 3 (2.3.12, 3.1.0 also accepted)")
     ap.add_argument("--stop-delay-ms", type=int, default=None,
                     help="ms a stopped job stays CANCELING/DOING_SAVEPOINT (default 500)")
     ap.add_argument("--telemetry", action="store_true",

@@ -599,6 +599,34 @@ static void test_engine_get_raw_cached(void **state)
 	srv_free(s);
 }
 
+/* SeaTunnel 2.3.8 (README "The real engine in the tests"): the API under
+ * /hazelcast/rest/maps, /metrics beside it under /hazelcast/rest/instance. */
+static void test_engine_get_raw_hazelcast_metrics(void **state)
+{
+	struct srv *s = srv_new();
+	struct tconf t;
+	struct engine *e;
+	struct buf b;
+
+	(void)state;
+	srv_route_str(s, "/hazelcast/rest/instance/metrics", "# m\n");
+	srv_route_str(s, "/hazelcast/rest/maps/overview", "{}");
+	srv_run(s);
+	tconf_init(&t, 10000);
+	tconf_add(&t, s->ls.port, "/hazelcast/rest/maps");
+	e = new_engine(&t);
+	buf_init(&b, 1 << 20);
+	assert_int_equal(engine_get_raw(e, "/metrics", &b), 0);
+	assert_string_equal(b.data, "# m\n");
+	buf_reset(&b);
+	assert_int_equal(engine_get_raw(e, "/overview", &b), 0);
+	assert_string_equal(b.data, "{}");
+	assert_int_equal(route_hits(s, "/hazelcast/rest/instance/metrics"), 1);
+	buf_release(&b);
+	engine_free(e);
+	srv_free(s);
+}
+
 static void test_engine_basic_auth_secret_not_leaked(void **state)
 {
 	struct srv *s = srv_standard();
@@ -1016,6 +1044,7 @@ int main(void)
 		cmocka_unit_test(test_engine_jobs_hung_server_deadline),
 		cmocka_unit_test(test_engine_job_info),
 		cmocka_unit_test(test_engine_get_raw_cached),
+		cmocka_unit_test(test_engine_get_raw_hazelcast_metrics),
 		cmocka_unit_test(test_engine_basic_auth_secret_not_leaked),
 		cmocka_unit_test(test_engine_finished_jobs_fallback),
 		cmocka_unit_test(test_engine_finished_jobs_fallback_complete),

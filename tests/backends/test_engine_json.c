@@ -555,6 +555,45 @@ static void test_engine_parse_job_list_utf8_edges(void **state)
 	list_free(&l);
 }
 
+/* SeaTunnel 2.3.8 (README "The real engine in the tests"): a finished job's
+ * jobDag is the physical DAG as a JSON string, a running job's the logical
+ * one ({"vertices","edges"}, no pipeline ids); bytes from a real node. */
+static void test_engine_parse_job_list_dag_string(void **state)
+{
+	const char *txt =
+		"[{\"jobId\":\"1180103157604220929\",\"jobName\":\"b\","
+		"\"jobStatus\":\"FINISHED\",\"errorMsg\":null,"
+		"\"createTime\":\"2026-12-01 11:08:40\","
+		"\"finishTime\":\"2026-12-01 11:08:42\",\"jobDag\":"
+		"\"{\\\"jobId\\\":1180103157604220929,\\\"pipelineEdges\\\":{"
+		"\\\"1\\\":[{\\\"inputVertexId\\\":1,\\\"targetVertexId\\\":2}],"
+		"\\\"2\\\":[]},\\\"vertexInfoMap\\\":{\\\"1\\\":{\\\"vertexId\\\":1,"
+		"\\\"type\\\":\\\"SOURCE\\\",\\\"connectorType\\\":"
+		"\\\"pipeline-1 [Source[0]-FakeSource]\\\"}}}\","
+		"\"pluginJarsUrls\":[],\"metrics\":{}},"
+		"{\"jobId\":\"2\",\"jobStatus\":\"FAILED\",\"jobDag\":\"{\"},"
+		"{\"jobId\":\"3\",\"jobStatus\":\"FAILED\",\"jobDag\":\"[1]\"},"
+		"{\"jobId\":\"4\",\"jobStatus\":\"RUNNING\",\"jobDag\":{\"vertices\":"
+		"[{\"id\":1,\"name\":\"Source[0]-FakeSource(id=1)\",\"parallelism\":1}],"
+		"\"edges\":[{\"inputVertex\":\"Source[0]-FakeSource\","
+		"\"targetVertex\":\"Sink[0]-Console-MultiTableSink\"}]}}]";
+	struct list l = {0};
+
+	(void)state;
+	assert_int_equal(parse_list_str(&l, txt, strlen(txt), false), 0);
+	assert_int_equal(l.n, 4);
+	assert_int_equal(l.jobs[0].state, JS_FINISHED);
+	assert_int_equal(l.jobs[0].n_pipelines, 2);
+	assert_int_equal(l.jobs[0].pipelines[0], 1);
+	assert_int_equal(l.jobs[0].pipelines[1], 2);
+	/* a string that is no DAG: no pipelines, the job is still there */
+	assert_int_equal(l.jobs[1].state, JS_FAILED);
+	assert_int_equal(l.jobs[1].n_pipelines, 0);
+	assert_int_equal(l.jobs[2].n_pipelines, 0);
+	assert_int_equal(l.jobs[3].n_pipelines, 0);
+	list_free(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -572,6 +611,7 @@ int main(void)
 		cmocka_unit_test(test_engine_parse_job_list_error_body),
 		cmocka_unit_test(test_engine_parse_job_list_garbage),
 		cmocka_unit_test(test_engine_parse_job_list_hostile_entries),
+		cmocka_unit_test(test_engine_parse_job_list_dag_string),
 		cmocka_unit_test(test_engine_parse_job_object_running),
 		cmocka_unit_test(test_engine_parse_job_object_restored),
 		cmocka_unit_test(test_engine_parse_job_object_finished),

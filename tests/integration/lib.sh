@@ -47,7 +47,7 @@ finish() {
 
 # start_sim SCENARIO NAME: starts the engine simulator; sets SIM_PID_<NAME>,
 # SIM_PORT_<NAME> and prints nothing.  STSIM_VERSION=3 serves 3.x shapes
-# (default: the scenario's, else 2.3).
+# (default: the scenario's, else 2.3); 2.3.8 the API under /hazelcast/rest/maps.
 start_sim() {
 	local scen=$1 name=$2 pf=$T/sim-$2.port
 	rm -f "$pf"

@@ -708,5 +708,73 @@ class TestProcess(unittest.TestCase):
         sim.stop()
 
 
+class TestVersionHz(StsimBase):
+    """--version 2.3.8: the REST API on Hazelcast's port, as the real 2.3.8
+    node answers (test_sim_agrees.sh compares it with one)."""
+    scenario = os.path.join(SCEN, "engine-2.3.8.json")
+    extra = ("--version", "2.3.8")
+    M = "/hazelcast/rest/maps"
+
+    def job(self, name):
+        return next(j for j in self.scen["jobs"] if j["jobName"] == name)
+
+    def test_paths(self):
+        st, h, b = self.get(self.M + "/nosuch")
+        self.assertEqual((st, b, h.get("Content-Type")), (400, b"", None))
+        with self.assertRaises(Exception):  # not at the root: no answer
+            self.get("/overview")
+        st, h, b = self.get(self.M + "/overview/x")
+        self.assertEqual((st, h["Content-Type"]), (200, "application/json"))
+        ov = json.loads(b)
+        self.assertEqual(ov["projectVersion"], "2.3.8")
+        self.assertNotIn("pendingJobs", ov)
+        self.assertTrue(all(isinstance(v, str) for v in ov.values()))
+        st, h, b = self.get("/hazelcast/rest/instance/openmetrics")
+        self.assertEqual((st, h["Content-Type"], b), (200, "text/plain", b"# EOF\n"))
+        e = self.get_json(self.M + "/job-info/abc", code=500)
+        self.assertEqual(e["message"], 'For input string: "abc"')
+        e = self.get_json(self.M + "/job-info", code=500)
+        self.assertEqual(e["message"], 'For input string: "%s/job-info"' % self.M)
+
+    def test_dag_and_no_start_time(self):
+        s = self.get_json(self.M + "/job-info/" + self.job("two")["jobId"])
+        self.assertNotIn("startTime", s)
+        self.assertEqual(sorted(s["jobDag"]), ["edges", "vertices"])
+        self.assertEqual(s["jobDag"]["vertices"][0],
+                         {"id": 1, "name": "Source[0]-FakeSource(id=1)", "parallelism": 1})
+        self.assertEqual(s["jobDag"]["edges"][1],
+                         {"inputVertex": "Source[1]-FakeSource",
+                          "targetVertex": "Sink[1]-Console-MultiTableSink"})
+        f = self.get_json(self.M + "/job-info/" + self.job("f")["jobId"])
+        self.assertNotIn("startTime", f)
+        dag = json.loads(f["jobDag"])  # a JSON string
+        self.assertEqual(dag["pipelineEdges"],
+                         {"1": [{"inputVertexId": 1, "targetVertexId": 2}]})
+        self.assertEqual(dag["vertexInfoMap"]["1"]["type"], "SOURCE")
+
+    def test_restored_job_listed_twice(self):
+        sp = self.job("sp")["jobId"]
+        run = [j["jobId"] for j in self.get_json(self.M + "/running-jobs")]
+        fin = {j["jobId"]: j["jobStatus"]
+               for j in self.get_json(self.M + "/finished-jobs/")}
+        self.assertIn(sp, run)
+        self.assertEqual(fin[sp], "SAVEPOINT_DONE")
+        self.assertEqual(self.get_json(self.M + "/job-info/" + sp)["jobStatus"], "RUNNING")
+        # a job that ends again leaves the old record; restoring it keeps one
+        self.ctl("/__sim/job", {"jobId": sp, "state": "FAILED"})
+        fin = [j for j in self.get_json(self.M + "/finished-jobs") if j["jobId"] == sp]
+        self.assertEqual([j["jobStatus"] for j in fin], ["FAILED"])
+        self.ctl("/__sim/job", {"jobId": sp, "state": "RUNNING"})
+        fin = [j for j in self.get_json(self.M + "/finished-jobs") if j["jobId"] == sp]
+        self.assertEqual([j["jobStatus"] for j in fin], ["FAILED"])
+
+    def test_stop_job(self):
+        st, _, b = self.get(self.M + "/stop-job")  # GET of a POST path
+        self.assertEqual((st, b), (400, b""))
+        o = self.get_json(self.M + "/stop-job", method="POST",
+                          body={"jobId": 123, "isStopWithSavePoint": False})
+        self.assertEqual(o, {"jobId": "123"})
+
+
 if __name__ == "__main__":
     unittest.main()
