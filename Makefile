@@ -123,6 +123,7 @@ install: build/stfs
 	install -D -m 0755 build/stfs $(DESTDIR)$(PREFIX)/bin/stfs
 	install -D -m 0644 stfs.1 $(DESTDIR)$(PREFIX)/share/man/man1/stfs.1
 	install -D -m 0644 conf/example.conf $(DESTDIR)$(PREFIX)/share/stfs/example.conf
+	install -D -m 0644 conf/prometheus/stfs-alerts.yml $(DESTDIR)$(PREFIX)/share/stfs/stfs-alerts.yml
 	@mkdir -p $(DESTDIR)$(UNITDIR)
 	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		conf/systemd/stfs@.service.in >$(DESTDIR)$(UNITDIR)/stfs@.service
@@ -135,6 +136,7 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/stfs \
 	      $(DESTDIR)$(PREFIX)/share/man/man1/stfs.1 \
 	      $(DESTDIR)$(PREFIX)/share/stfs/example.conf \
+	      $(DESTDIR)$(PREFIX)/share/stfs/stfs-alerts.yml \
 	      $(DESTDIR)$(UNITDIR)/stfs@.service
 	-rmdir $(DESTDIR)$(PREFIX)/share/stfs 2>/dev/null
 

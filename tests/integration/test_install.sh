@@ -20,7 +20,8 @@ PORT=$SIM_PORT_a
 make -s -C "$ROOT" install PREFIX="$P" SYSCONFDIR="$E" >"$T/install.log" 2>&1
 check "make install succeeds" test $? = 0
 for f in "$P/bin/stfs" "$P/share/man/man1/stfs.1" \
-	"$P/share/stfs/example.conf" "$UNIT" "$E/stfs/stfs.conf"; do
+	"$P/share/stfs/example.conf" "$P/share/stfs/stfs-alerts.yml" "$UNIT" \
+	"$E/stfs/stfs.conf"; do
 	check "installed ${f#"$T"/}" test -s "$f"
 done
 check_eq "the binary is executable" 755 "$(stat -c %a "$P/bin/stfs")"
