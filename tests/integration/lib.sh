@@ -91,7 +91,7 @@ mount_stfs() {
 unmount_stfs() {
 	local mnt=$1
 	fusermount3 -u "$mnt"
-	for _ in $(seq 100); do
+	for _ in $(seq 400); do
 		kill -0 "$STFS_PID" 2>/dev/null || return 0
 		sleep 0.05
 	done
@@ -199,7 +199,7 @@ start_sim_port() {
 # stop_pid PID: SIGTERM one process we started and wait for it to go
 stop_pid() {
 	kill "$1" 2>/dev/null
-	for _ in $(seq 100); do
+	for _ in $(seq 400); do
 		kill -0 "$1" 2>/dev/null || return 0
 		sleep 0.05
 	done

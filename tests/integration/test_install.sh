@@ -100,7 +100,7 @@ wait "$LPID"
 check_eq "sd_notify READY=1 arrives after the mount answers" "ready True" \
 	"$(cat "$T/notify.out")"
 fusermount3 -u "$M1"
-for _ in $(seq 100); do kill -0 "$NPID" 2>/dev/null || break; sleep 0.05; done
+for _ in $(seq 400); do kill -0 "$NPID" 2>/dev/null || break; sleep 0.05; done
 check "the daemon exits after fusermount3 -u" bash -c "! kill -0 $NPID 2>/dev/null"
 
 # ---- an /etc/fstab line and mount -t fuse.stfs, through mount(8) and
@@ -164,7 +164,7 @@ KPID=$(pid_of_mount "$M4")
 check "found the daemon of that mount" test -n "$KPID"
 [ -n "$KPID" ] && kill -9 "$KPID"
 gone=no
-for _ in $(seq 100); do
+for _ in $(seq 400); do
 	mountpoint -q "$M4" 2>/dev/null || { gone=yes; break; }
 	sleep 0.05
 done
