@@ -70,7 +70,10 @@ static void stat_add(uint64_t *ctr, uint64_t n)
 /* count one finished op: its latency, and an error unless routine */
 static void stat_done(struct backend *be, uint64_t t0, long long rc)
 {
-	stat_add(&be->stats.latency_us_sum, mono_us() - t0);
+	uint64_t us = mono_us() - t0;
+
+	stat_add(&be->stats.latency_us_sum, us);
+	hist_observe(&be->stats.latency, us);
 	if (rc < 0 && rc != -ENOENT)
 		stat_add(&be->stats.errors, 1);
 }

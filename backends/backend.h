@@ -28,6 +28,7 @@
 #include <sys/types.h>
 
 #include "buf.h"
+#include "hist.h"
 #include "conf.h"
 
 enum be_type {
@@ -78,6 +79,7 @@ struct be_stats {
 	/* updated with atomic builtins by the be_* wrappers */
 	uint64_t lists, stats, reads, removes, errors, read_bytes;
 	uint64_t latency_us_sum;
+	struct hist latency; /* one observation per be_* call */
 };
 
 struct be_ops {

@@ -87,6 +87,7 @@ struct engine {
 
 	_Atomic uint64_t st_requests, st_failures, st_failovers,
 		st_list_fetches, st_cache_hits, st_fallbacks;
+	struct hist st_latency; /* REST requests, hist.c atomics */
 };
 
 /* Returned when even a failed snapshot cannot be allocated. Never freed. */
@@ -345,6 +346,13 @@ void engine_get_stats(struct engine *e, struct engine_stats *out)
 	out->failovers = atomic_load(&e->st_failovers);
 	out->list_fetches = atomic_load(&e->st_list_fetches);
 	out->cache_hits = atomic_load(&e->st_cache_hits);
+	for (int i = 0; i < HIST_N; i++)
+		out->latency.le[i] =
+			__atomic_load_n(&e->st_latency.le[i], __ATOMIC_RELAXED);
+	out->latency.sum_us =
+		__atomic_load_n(&e->st_latency.sum_us, __ATOMIC_RELAXED);
+	out->latency.count =
+		__atomic_load_n(&e->st_latency.count, __ATOMIC_RELAXED);
 }
 
 /* ---- requests */
@@ -362,6 +370,7 @@ static int eng_get(struct engine *e, const char *base, const char *path,
 	char url[ENGINE_URL_MAX];
 	int64_t left = deadline - eng_mono_ms();
 	struct http_req req;
+	int64_t t0;
 	int rc;
 
 	if (left <= 0) {
@@ -384,7 +393,9 @@ static int eng_get(struct engine *e, const char *base, const char *path,
 		.userpwd = e->userpwd,
 	};
 	atomic_fetch_add(&e->st_requests, 1);
+	t0 = eng_mono_ms();
 	rc = http_perform(&req, resp);
+	hist_observe(&e->st_latency, (uint64_t)(eng_mono_ms() - t0) * 1000);
 	if (rc == -EFBIG) {
 		buf_fmt(why, whysz,
 			"GET %s%s: answer larger than engine_max_mb (%zu MiB)",

@@ -25,6 +25,8 @@
 
 #include <jansson.h>
 
+#include "hist.h"
+
 #include "buf.h"
 #include "conf.h"
 
@@ -170,7 +172,8 @@ int engine_get_raw(struct engine *e, const char *path, struct buf *out);
 
 struct engine_stats {
 	uint64_t requests, failures, failovers, list_fetches, cache_hits;
-	uint64_t fallbacks; /* refreshes that used the per-state lists */
+	uint64_t fallbacks;  /* refreshes that used the per-state lists */
+	struct hist latency; /* one observation per REST request */
 };
 void engine_get_stats(struct engine *e, struct engine_stats *out);
 

@@ -418,10 +418,25 @@ int render_stats(struct view *v, struct buf *out)
 		stat_line(out, "stfs_engine_cache_hits_total",
 			  "Job list answers served from the cache.", "counter",
 			  es.cache_hits);
+		buf_puts(out, "# HELP stfs_engine_request_duration_seconds "
+			      "Engine REST requests, retries included.\n"
+			      "# TYPE stfs_engine_request_duration_seconds "
+			      "histogram\n");
+		hist_render(out, "stfs_engine_request_duration_seconds", "",
+			    &es.latency);
 	}
+	buf_puts(out, "# HELP stfs_backend_request_duration_seconds Storage "
+		      "calls (a whole paged listing is one).\n"
+		      "# TYPE stfs_backend_request_duration_seconds "
+		      "histogram\n");
+	hist_render(out, "stfs_backend_request_duration_seconds",
+		    "backend=\"checkpoint\"", &fs->ckpt->stats.latency);
+	if (fs->imap)
+		hist_render(out, "stfs_backend_request_duration_seconds",
+			    "backend=\"imap\"", &fs->imap->stats.latency);
 	stat_line(out, "stfs_pcache_entries", "Cached pseudo-files.", "gauge",
 		  pcache_count(fs->pc));
-	return 0;
+	return buf_err(out);
 }
 
 /* degraded: the last call failed and nothing succeeded since */

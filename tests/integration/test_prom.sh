@@ -33,6 +33,15 @@ check_eq "stfs_backend_up for checkpoint, imap and engine, all up" \
 check "running jobs carry their checkpoint.interval" \
 	grep -q '^stfs_job_checkpoint_interval_seconds{' "$T/scrape.txt"
 
+# .stfs/stats: promtool-clean, latency histograms that counted this walk
+cp "$M/.stfs/stats" "$T/stats.txt"
+out=$(promtool check metrics <"$T/stats.txt" 2>&1)
+check_eq "promtool check metrics accepts .stfs/stats" "" "$out"
+check "the checkpoint backend's latency histogram counted calls" \
+	awk '$1 == "stfs_backend_request_duration_seconds_count{backend=\"checkpoint\"}" && $2 > 0 {f=1} END {exit !f}' "$T/stats.txt"
+check "the engine's latency histogram counted requests" \
+	awk '$1 == "stfs_engine_request_duration_seconds_count" && $2 > 0 {f=1} END {exit !f}' "$T/stats.txt"
+
 # the shipped alerting rules: valid, and right on series of this very scrape
 RULES=$ROOT/conf/prometheus/stfs-alerts.yml
 out=$(promtool check rules "$RULES" 2>&1)
@@ -118,6 +127,15 @@ check_eq "stfs_backend_up for checkpoint, imap and engine, all up" \
 	"$(sed -n 's/^stfs_backend_up{backend="\([a-z]*\)"} \([01]\)$/\1=\2/p' "$T/scrape.txt" | sort | tr '\n' ' ' | sed 's/ $//')"
 check "running jobs carry their checkpoint.interval" \
 	grep -q '^stfs_job_checkpoint_interval_seconds{' "$T/scrape.txt"
+
+# .stfs/stats: promtool-clean, latency histograms that counted this walk
+cp "$M/.stfs/stats" "$T/stats.txt"
+out=$(promtool check metrics <"$T/stats.txt" 2>&1)
+check_eq "promtool check metrics accepts .stfs/stats" "" "$out"
+check "the checkpoint backend's latency histogram counted calls" \
+	awk '$1 == "stfs_backend_request_duration_seconds_count{backend=\"checkpoint\"}" && $2 > 0 {f=1} END {exit !f}' "$T/stats.txt"
+check "the engine's latency histogram counted requests" \
+	awk '$1 == "stfs_engine_request_duration_seconds_count" && $2 > 0 {f=1} END {exit !f}' "$T/stats.txt"
 
 # the shipped alerting rules: valid, and right on series of this very scrape
 RULES=$ROOT/conf/prometheus/stfs-alerts.yml
