@@ -71,6 +71,7 @@ struct engine {
 	char *urls[CONF_MAX_ENGINES]; /* without trailing '/' */
 	size_t n_urls;
 	char *userpwd; /* secret; wiped on free */
+	char *ca_file; /* engine_ca_file, or NULL: the system store */
 	unsigned timeout_ms, connect_ms, ttl_ms, retries;
 	size_t max_body;      /* bytes of one answer (engine_max_mb) */
 	size_t max_jobs;      /* jobs of one snapshot (engine_max_jobs) */
@@ -282,6 +283,11 @@ int engine_new(const struct stfs_conf *conf, struct engine **out)
 			goto fail;
 		buf_fmt(e->userpwd, n, "%s:%s", conf->engine_user, pw);
 	}
+	if (conf->engine_ca_file) {
+		e->ca_file = strdup(conf->engine_ca_file);
+		if (!e->ca_file)
+			goto fail;
+	}
 	e->timeout_ms = conf->timeout_ms ? conf->timeout_ms : 5000;
 	e->connect_ms =
 		conf->connect_timeout_ms ? conf->connect_timeout_ms : 2000;
@@ -323,6 +329,7 @@ void engine_free(struct engine *e)
 	}
 	for (size_t i = 0; i < e->n_urls; i++)
 		free(e->urls[i]);
+	free(e->ca_file);
 	if (e->userpwd) {
 		explicit_bzero(e->userpwd, strlen(e->userpwd));
 		free(e->userpwd);
@@ -391,6 +398,7 @@ static int eng_get(struct engine *e, const char *base, const char *path,
 		.retries = e->retries,
 		.max_body = e->max_body,
 		.userpwd = e->userpwd,
+		.ca_file = e->ca_file,
 	};
 	atomic_fetch_add(&e->st_requests, 1);
 	t0 = eng_mono_ms();

@@ -90,6 +90,8 @@ static const struct conf_key conf_keys[] = {
 	K("engine_max_jobs", CT_COUNT, engine_max_jobs, false, 1, 100000000),
 	K("engine_user", CT_STR, engine_user, false, 0, 0),
 	K("engine_password", CT_SECRET, engine_password, false, 0, 0),
+	K("engine_password_file", CT_ABS, engine_password_file, false, 0, 0),
+	K("engine_ca_file", CT_ABS, engine_ca_file, false, 0, 0),
 	K("access_key", CT_STR, access_key, false, 0, 0),
 	K("secret_key", CT_SECRET, secret_key, false, 0, 0),
 	K("session_token", CT_SECRET, session_token, false, 0, 0),
@@ -1652,6 +1654,8 @@ int conf_import_env(struct stfs_conf *c)
 		{"oss", "secret_key", "OSS_ACCESS_KEY_SECRET"},
 		{"cos", "access_key", "COSN_SECRET_ID"},
 		{"cos", "secret_key", "COSN_SECRET_KEY"},
+		/* any storage: the engine's basic-auth password */
+		{"*", "engine_password", "STFS_ENGINE_PASSWORD"},
 	};
 	char scheme[8] = "";
 	const char *cp = c->checkpoint ? c->checkpoint : "";
@@ -1669,7 +1673,8 @@ int conf_import_env(struct stfs_conf *c)
 		const struct conf_key *k;
 		const char *v;
 
-		if (strcmp(envs[i].scheme, scheme) != 0)
+		if (strcmp(envs[i].scheme, "*") != 0 &&
+		    strcmp(envs[i].scheme, scheme) != 0)
 			continue;
 		k = key_find(envs[i].key, NULL);
 		v = secure_getenv(envs[i].env);
@@ -1680,6 +1685,40 @@ int conf_import_env(struct stfs_conf *c)
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+/*
+ * engine_password_file=: its first line is the password (never argv, never
+ * a log line).  Explicit and imported passwords win; the file obeys the
+ * config= rule (not readable by group or others).
+ */
+static int import_password_file(struct stfs_conf *c, struct conf_err *err)
+{
+	struct stat st;
+	char *data;
+	size_t len, n;
+	int rc;
+
+	if (!c->engine_password_file || c->engine_password)
+		return 0;
+	rc = read_file(c->engine_password_file, &data, &len, &st, err);
+	if (rc)
+		return rc;
+	rc = secret_mode_check(c->engine_password_file, 1, &st, err);
+	n = strcspn(data, "\r\n");
+	if (!rc) {
+		c->engine_password = strndup(data, n);
+		rc = c->engine_password ? 0 : -ENOMEM;
+	}
+	if (!rc && (n == 0 || has_ctl(c->engine_password))) {
+		str_free(&c->engine_password);
+		err_where(err, c->engine_password_file, 1);
+		err_msg(err, "no password on the first line, or one with "
+			     "control characters");
+		rc = -EINVAL;
+	}
+	data_free(data, len);
+	return rc;
 }
 
 int conf_apply_imports(struct stfs_conf *c, struct conf_err *err)
@@ -1699,6 +1738,8 @@ int conf_apply_imports(struct stfs_conf *c, struct conf_err *err)
 	}
 	if (!rc)
 		rc = conf_import_env(c);
+	if (!rc)
+		rc = import_password_file(c, err);
 	if (rc == -ENOMEM)
 		err_msg(err, "out of memory");
 	return rc;

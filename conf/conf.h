@@ -59,6 +59,8 @@ struct stfs_conf {
 	/* engine HTTP auth (basic), optional; password is a secret */
 	char *engine_user;
 	char *engine_password;
+	char *engine_password_file; /* its first line is the password */
+	char *engine_ca_file;	    /* CA bundle for https:// engine URLs */
 
 	/* object-store credentials and addressing (issue: S3 backend) */
 	char *access_key;

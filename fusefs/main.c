@@ -192,6 +192,9 @@ static void usage(const char *prog)
 	       "(1000000)\n"
 	       "    -o engine_user=NAME     basic auth user (password: "
 	       "engine_password in the config file)\n"
+	       "    -o engine_password_file=FILE  its first line is the "
+	       "password (or STFS_ENGINE_PASSWORD)\n"
+	       "    -o engine_ca_file=FILE  CA bundle for https:// engine URLs\n"
 	       "\nSee stfs(1).  FUSE options:\n",
 	       prog);
 }

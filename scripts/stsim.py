@@ -4,6 +4,7 @@
 Python 3 stdlib only.  Loopback use; not a security boundary.
 
     stsim.py --scenario FILE --port P [--host 127.0.0.1] [--pidfile F]
+             [--basic-auth USER:PASSWORD] [--tls-cert PEM --tls-key PEM]
              [--port-file F] [--ctl-token TOKEN|none] [--version 2.3|2.3.8|3]
              [--stop-delay-ms MS] [--telemetry]
 
@@ -156,10 +157,12 @@ Control API (not part of SeaTunnel; never subject to faults; with
 """
 
 import argparse
+import base64
 import json
 import os
 import re
 import signal
+import ssl
 import sys
 import threading
 import time
@@ -798,6 +801,7 @@ class Handler(BaseHTTPRequestHandler):
     sys_version = ""
     st = None          # State
     ctl_token = None   # str or None
+    basic_auth = None  # "user:password" or None (no auth)
 
     def log_message(self, fmt, *args):  # quiet
         pass
@@ -856,6 +860,11 @@ class Handler(BaseHTTPRequestHandler):
         except (ValueError, UnicodeDecodeError):
             raise ApiError(400, "Invalid JSON format in request body.")
 
+    def authorized(self):
+        h = self.headers.get("Authorization") or ""
+        want = "Basic " + base64.b64encode(self.basic_auth.encode()).decode()
+        return h == want
+
     def do_GET(self):
         self.dispatch("GET")
 
@@ -880,6 +889,13 @@ class Handler(BaseHTTPRequestHandler):
                 if self.ctl_token and self.headers.get("X-Sim-Token") != self.ctl_token:
                     raise ApiError(403, "bad control token")
                 self.control(method, path)
+                return
+            if self.basic_auth and not self.authorized():
+                # the engine's basic-auth filter: 401, a challenge, HTML
+                self.st.count("/__unauthorized")
+                self.send(401, jetty_error(401, "Unauthorized", path,
+                                           "Unauthorized"), HTML_CT,
+                          (("WWW-Authenticate", 'Basic realm="seatunnel"'),))
                 return
             if self.st.hz:
                 path = self.hz_route(method, path)
@@ -1120,6 +1136,10 @@ def main(argv=None):
                     help="ms a stopped job stays CANCELING/DOING_SAVEPOINT (default 500)")
     ap.add_argument("--telemetry", action="store_true",
                     help="serve Prometheus text on /metrics and /openmetrics")
+    ap.add_argument("--basic-auth", metavar="USER:PASSWORD",
+                    help="require HTTP basic auth on the API (401 + HTML otherwise)")
+    ap.add_argument("--tls-cert", help="serve HTTPS with this PEM certificate")
+    ap.add_argument("--tls-key", help="its PEM private key")
     a = ap.parse_args(argv)
     with open(a.scenario) as f:
         scen = json.load(f)
@@ -1128,9 +1148,14 @@ def main(argv=None):
     except ValueError as e:
         ap.error(str(e))
     Handler.ctl_token = None if a.ctl_token in (None, "", "none") else a.ctl_token
+    Handler.basic_auth = a.basic_auth
     ThreadingHTTPServer.daemon_threads = True
     ThreadingHTTPServer.allow_reuse_address = True
     srv = ThreadingHTTPServer((a.host, a.port), Handler)
+    if a.tls_cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(a.tls_cert, a.tls_key)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     port = srv.server_address[1]
 
     def stop(signum, frame):
