@@ -54,7 +54,9 @@
 #define ENGINE_FALLBACK_INFO 64		       /* job-info asks per refresh */
 #define ENGINE_TRIM_BYTES    ((size_t)4 << 20) /* malloc_trim above this */
 #define ENGINE_RAW_SLOTS     16
-#define ENGINE_URL_MAX	     4096
+/* an engine without /jobs/checkpoints is asked again after this */
+#define MONITOR_RETRY_MS (10 * 60 * 1000)
+#define ENGINE_URL_MAX	 4096
 
 struct raw_entry {
 	char *path; /* NULL: free slot */
@@ -88,7 +90,8 @@ struct engine {
 
 	_Atomic uint64_t st_requests, st_failures, st_failovers,
 		st_list_fetches, st_cache_hits, st_fallbacks;
-	struct hist st_latency; /* REST requests, hist.c atomics */
+	struct hist st_latency;	      /* REST requests, hist.c atomics */
+	int64_t monitor_off_until_ms; /* atomic; see engine_ckpt_monitor */
 };
 
 /* Returned when even a failed snapshot cannot be allocated. Never freed. */
@@ -1153,6 +1156,30 @@ static int raw_fetch(struct engine *e, const char *path, struct http_resp *resp)
 	}
 	atomic_fetch_add(&e->st_failures, 1);
 	return err;
+}
+
+int engine_ckpt_monitor(struct engine *e, const char *id, struct buf *out)
+{
+	char path[64];
+	int rc;
+
+	if (!jobid_canonical(id, strlen(id)))
+		return -EINVAL;
+	if (eng_mono_ms() <
+	    __atomic_load_n(&e->monitor_off_until_ms, __ATOMIC_RELAXED))
+		return -ENOTSUP;
+	buf_fmt(path, sizeof(path), "/jobs/checkpoints/%s", id);
+	rc = engine_get_raw(e, path, out);
+	if (rc && rc != -ENOMEM && rc != -EFBIG) {
+		__atomic_store_n(&e->monitor_off_until_ms,
+				 eng_mono_ms() + MONITOR_RETRY_MS,
+				 __ATOMIC_RELAXED);
+		log_debug("engine: no checkpoint monitor (%s): asked again in "
+			  "10 minutes",
+			  strerror(-rc));
+		return -ENOTSUP;
+	}
+	return rc;
 }
 
 int engine_get_raw(struct engine *e, const char *path, struct buf *out)

@@ -170,6 +170,14 @@ void engine_job_release(struct engine_job *j);
  */
 int engine_get_raw(struct engine *e, const char *path, struct buf *out);
 
+/**
+ * The engine's checkpoint monitor of a job (`/jobs/checkpoints/<id>`,
+ * SeaTunnel 2.3.13 and later) into `out`, through engine_get_raw.  An
+ * engine that does not offer it (2.3.12 and older answer 404 or 400) or
+ * fails it is not asked again for 10 minutes: -ENOTSUP meanwhile.
+ */
+int engine_ckpt_monitor(struct engine *e, const char *id, struct buf *out);
+
 struct engine_stats {
 	uint64_t requests, failures, failovers, list_fetches, cache_hits;
 	uint64_t fallbacks;  /* refreshes that used the per-state lists */

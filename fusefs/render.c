@@ -1,6 +1,8 @@
 #include "render.h"
 
 #include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -164,6 +166,166 @@ static void state_note(struct view *v, const struct job_view *jv,
 	}
 }
 
+/* a duration as "2.5s", "3m10s", "2h05m" */
+static void render_dur_ms(int64_t ms, char *out, size_t n)
+{
+	if (ms < 0)
+		snprintf(out, n, "-");
+	else if (ms < 60000)
+		snprintf(out, n, "%" PRId64 ".%" PRId64 "s", ms / 1000,
+			 ms % 1000 / 100);
+	else if (ms < 3600000)
+		snprintf(out, n, "%" PRId64 "m%02" PRId64 "s", ms / 60000,
+			 ms / 1000 % 60);
+	else
+		snprintf(out, n, "%" PRId64 "h%02" PRId64 "m", ms / 3600000,
+			 ms / 60000 % 60);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* a finished checkpoint's write time: its newest real-layout object */
+static int64_t ckpt_write_ms(const struct cat_ckpt *c)
+{
+	int64_t t = 0;
+
+	for (size_t i = 0; i < c->n_objs; i++) {
+		const struct cat_obj *o = c->objs[i];
+
+		if (o->kind == CAT_REAL && !o->rn.tmp && !o->rn.crc &&
+		    o->rn.write_ts > t)
+			t = o->rn.write_ts;
+	}
+	return t;
+}
+
+/*
+ * What storage tells of each pipeline's checkpointing (README "The
+ * tree"): the cadence (median time between the stored checkpoints) beside
+ * the job's checkpoint.interval, the newest one's time, and the gaps in the
+ * stored series (steps over twice the cadence).  It depends on storage
+ * alone, not on the clock; whether a running job is late is the alert
+ * SeaTunnelCheckpointStale's question (README "Prometheus").  The engine's
+ * own view, where it has one, follows in render_monitor().
+ */
+static void render_cadence(const struct job_view *jv, struct buf *out)
+{
+	const struct cat_job *cj = jv->cj;
+	int64_t ivl = jv->ej ? jv->ej->ckpt_interval_ms : 0;
+	char every[24], iv[24], t[64];
+
+	buf_printf(out, "\n%-10s %-10s %-10s %-24s %s\n", "pipeline", "every",
+		   "interval", "newest written", "gaps");
+	for (size_t i = 0; i < cj->n_pipes; i++) {
+		const struct cat_pipe *p = &cj->pipes[i];
+		int64_t *ts = calloc(p->n_ckpts ? p->n_ckpts : 1, sizeof(*ts));
+		int64_t *st = calloc(p->n_ckpts ? p->n_ckpts : 1, sizeof(*st));
+		size_t n = 0, gaps = 0;
+		int64_t med = -1;
+
+		if (!ts || !st) {
+			free(ts);
+			free(st);
+			return;
+		}
+		for (size_t k = 0; k < p->n_ckpts; k++) {
+			int64_t w = ckpt_write_ms(&p->ckpts[k]);
+
+			if (w > 0)
+				ts[n++] = w;
+		}
+		if (n) {
+			qsort(ts, n, sizeof(*ts), cmp_i64);
+			for (size_t k = 0; k + 1 < n; k++)
+				st[k] = ts[k + 1] - ts[k];
+			if (n > 1) {
+				qsort(st, n - 1, sizeof(*st), cmp_i64);
+				med = st[(n - 1) / 2];
+				for (size_t k = 0; k + 1 < n; k++)
+					gaps += ts[k + 1] - ts[k] > 2 * med;
+			}
+			render_dur_ms(med, every, sizeof(every));
+			render_dur_ms(ivl > 0 ? ivl : -1, iv, sizeof(iv));
+			render_time_ms(ts[n - 1], t, sizeof(t));
+			buf_printf(out, "%-10d %-10s %-10s %-24s %zu\n", p->id,
+				   every, iv, t, gaps);
+		}
+		free(ts);
+		free(st);
+	}
+}
+
+static int64_t jint(json_t *o, const char *k)
+{
+	json_t *x = json_object_get(o, k);
+
+	if (json_is_integer(x))
+		return json_integer_value(x);
+	if (json_is_string(x))
+		return strtoll(json_string_value(x), NULL, 10);
+	return -1;
+}
+
+/*
+ * The engine's checkpoint monitor of a running job (SeaTunnel 2.3.13+,
+ * /jobs/checkpoints/<id>): per pipeline the counts, the success rate, the
+ * last completed checkpoint's duration and the last failure's reason.
+ * Nothing when the engine has no monitor (2.3.12 and older).
+ */
+static void render_monitor(struct view *v, const struct job_view *jv,
+			   struct buf *out)
+{
+	struct buf raw;
+	json_t *root, *pipes, *p;
+	size_t i;
+
+	if (!v->fs->engine || jv->state != JS_RUNNING)
+		return;
+	buf_init(&raw, (size_t)4 << 20);
+	if (engine_ckpt_monitor(v->fs->engine, jv->id, &raw) || !raw.data) {
+		buf_release(&raw);
+		return;
+	}
+	root = json_loadb(raw.data, raw.len, 0, NULL);
+	buf_release(&raw);
+	pipes = json_object_get(root, "pipelines");
+	if (!json_is_array(pipes) || !json_array_size(pipes)) {
+		json_decref(root);
+		return;
+	}
+	buf_printf(out, "\n%-10s %-9s %-9s %-6s %-11s %-8s %-9s %s\n", "engine",
+		   "triggered", "completed", "failed", "in_progress", "success",
+		   "duration", "last failure");
+	json_array_foreach (pipes, i, p) {
+		json_t *c = json_object_get(p, "counts");
+		int64_t done = jint(c, "completed"), bad = jint(c, "failed");
+		char rate[16] = "-", dur[24];
+		const char *why = json_string_value(json_object_get(
+			json_object_get(p, "latestFailed"), "failureReason"));
+
+		if (done >= 0 && bad >= 0 && done + bad > 0)
+			snprintf(rate, sizeof(rate), "%.1f%%",
+				 100.0 * (double)done / (double)(done + bad));
+		render_dur_ms(jint(json_object_get(p, "latestCompleted"),
+				   "durationMillis"),
+			      dur, sizeof(dur));
+		buf_printf(out,
+			   "%-10" PRId64 " %-9" PRId64 " %-9" PRId64
+			   " %-6" PRId64 " %-11" PRId64 " %-8s %-9s ",
+			   jint(p, "pipelineId"), jint(c, "triggered"), done,
+			   bad, jint(c, "inProgress"), rate, dur);
+		/* the engine's words: escaped, one line */
+		textesc_puts(out, why && *why ? why : "-");
+		buf_puts(out, "\n");
+	}
+	json_decref(root);
+}
+
 int render_job_status(struct view *v, const struct job_view *jv,
 		      struct buf *out)
 {
@@ -231,10 +393,12 @@ int render_job_status(struct view *v, const struct job_view *jv,
 				rp.data, p->bytes);
 			buf_release(&rp);
 		}
+		render_cadence(jv, out);
 	} else {
 		buf_printf(out, "%-12s%s\n", "storage",
 			   "nothing under the checkpoint namespace");
 	}
+	render_monitor(v, jv, out);
 	render_verdict(v, jv, &vd);
 	verdict_line(&vd, vl, sizeof(vl));
 	return buf_printf(out, "\n%-12s%s\n", "deletable", vl);

@@ -104,6 +104,9 @@ wrong methods get Jetty's HTML 404 / 405 pages, not JSON.
                                       "" or non-numeric -> 400 'For input
                                       string: "<id>"'
   GET  /system-monitoring-information one object per member
+  GET  /jobs/checkpoints/<id>         --version 3 only (2.3.13+): the
+                                      checkpoint monitor (counts, latest
+                                      completed/failed per pipeline)
   GET  /metrics, /openmetrics         text/plain;charset=utf-8, empty unless
                                       telemetry is on
   POST /stop-job {"jobId":..,"isStopWithSavePoint":bool} -> 200 {"jobId":
@@ -550,6 +553,56 @@ class State:
                 js = [j for j in js if j["jobStatus"] == state.upper()]
             js.sort(key=lambda j: (j.get("finishTime") or ""))
             return [self.finished_obj(j) for j in js]
+
+    def ckpt_monitor(self, jid):
+        """/jobs/checkpoints/<id> (2.3.13+, --version 3): the engine's
+        in-memory checkpoint monitor.  A scenario job's "checkpointMonitor"
+        list ({pipelineId, triggered, completed, failed, inProgress,
+        durationMillis, failureReason}) is served as given; otherwise each
+        pipeline of the DAG gets counts derived from the job id."""
+        with self.lock:
+            self.tick()
+            j = self.jobs.get(str(jid))
+            if not j:
+                return {"jobId": str(jid), "updatedAt": 0, "pipelines": []}
+            mon = j.get("checkpointMonitor")
+            if mon is None:
+                pids = sorted(int(k) for k in ((j.get("jobDag") or {}).get(
+                    "pipelineEdges") or {"1": []}))
+                seed = int(str(jid)[-4:])
+                mon = [{"pipelineId": p, "triggered": 40 + seed % 17 + p,
+                        "completed": 38 + seed % 17 + p, "failed": 1,
+                        "inProgress": 1, "durationMillis": 120 + seed % 50,
+                        "failureReason": "checkpoint expired before completing"}
+                       for p in pids]
+        now = int(time.time() * 1000)
+        out = []
+        for m in mon:
+            def info(status, cid, extra):
+                d = {"checkpointId": cid, "checkpointType": "checkpoint",
+                     "status": status, "triggerTimestamp": now - 5000,
+                     "stateSize": 1024}
+                d.update(extra)
+                return d
+            done = m.get("completed", 0)
+            out.append({
+                "pipelineId": m["pipelineId"],
+                "counts": {"triggered": m.get("triggered", 0),
+                           "completed": done, "failed": m.get("failed", 0),
+                           "inProgress": m.get("inProgress", 0),
+                           "restored": 0},
+                "latestCompleted": info("COMPLETED", done, {
+                    "completedTimestamp": now - 4000,
+                    "durationMillis": m.get("durationMillis", 100)})
+                if done else {},
+                "latestFailed": info("FAILED", done + 1, {
+                    "failureReason": m.get("failureReason", "")})
+                if m.get("failed") else {},
+                "latestSavepoint": {},
+                "inProgress": [],
+                "history": [],
+            })
+        return {"jobId": str(jid), "updatedAt": now, "pipelines": out}
 
     def job_info(self, jid):
         with self.lock:
@@ -1041,6 +1094,9 @@ class Handler(BaseHTTPRequestHandler):
         head = parts[1] if len(parts) > 1 else ""
         # Jetty mapping <ctx>/<head>/*: the rest is the servlet's path info
         rest = "/".join(parts[2:]) if len(parts) > 2 else ""
+        if st.v3 and head == "jobs" and len(parts) == 4 and \
+                parts[2] == "checkpoints" and method in ("GET", "HEAD"):
+            return 200, st.ckpt_monitor(parse_long(parts[3]))
         want = SERVLETS.get(head)
         if want is None:
             raise ApiError(404, "Not Found", html=True)
