@@ -102,6 +102,9 @@ static const struct conf_key conf_keys[] = {
 	K("region", CT_STR, region, false, 0, 0),
 	K("ca_file", CT_ABS, ca_file, false, 0, 0),
 	K("path_style", CT_BOOL, path_style, false, 0, 0),
+	K("namenodes", CT_STR, namenodes, false, 0, 0),
+	K("hdfs_user", CT_STR, hdfs_user, false, 0, 0),
+	K("hdfs_http_port", CT_COUNT, hdfs_http_port, false, 0, 65535),
 };
 #undef K
 
@@ -110,7 +113,8 @@ static const struct conf_key conf_keys[] = {
 _Static_assert(N_KEYS <= 64, "explicit_keys has one bit per key");
 
 static const char *const uri_schemes[] = {
-	"file", "hdfs", "webhdfs", "s3", "s3a", "oss", "cos", "cosn", "gs",
+	"file", "hdfs", "webhdfs", "swebhdfs", "s3",
+	"s3a",	"oss",	"cos",	   "cosn",     "gs",
 };
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -334,7 +338,7 @@ static int uri_normalize(const char *v, char **out, const char **why)
 		alen = path ? (size_t)(path - auth) : strlen(auth);
 	}
 	if (!scheme_known(v, slen)) {
-		*why = "has an unknown scheme (file, hdfs, webhdfs, s3, s3a, "
+		*why = "has an unknown scheme (file, hdfs, webhdfs, swebhdfs, s3, s3a, "
 		       "oss, cos, cosn, gs)";
 		return -EINVAL;
 	}
@@ -349,7 +353,7 @@ static int uri_normalize(const char *v, char **out, const char **why)
 			*why = "has no directory path";
 			return -EINVAL;
 		}
-	} else if (slen == 4 || slen == 7) { /* hdfs, webhdfs */
+	} else if (slen == 4 || slen == 7 || slen == 8) { /* [s]webhdfs */
 		rc = authority_check(auth, alen, why);
 		if (rc)
 			return rc;
