@@ -144,12 +144,11 @@ static void test_errors(void **state)
 		unsigned flags;
 	} t[] = {
 		{"err_filenotfound.json", "FileNotFoundException", -ENOENT, 0},
-		{"err_standby.json", "StandbyException", -EAGAIN,
-		 WHJ_FAILOVER},
+		{"err_standby.json", "StandbyException", -EAGAIN, WHJ_FAILOVER},
 		{"err_accesscontrol.json", "AccessControlException", -EACCES,
 		 0},
-		{"err_delete_nonempty.json",
-		 "PathIsNotEmptyDirectoryException", -ENOTEMPTY, 0},
+		{"err_delete_nonempty.json", "PathIsNotEmptyDirectoryException",
+		 -ENOTEMPTY, 0},
 		{"err_offset.json", "IOException", 0, 0},
 	};
 	struct whj_error e;
@@ -196,8 +195,7 @@ static void test_boolean(void **state)
 	assert_true(v);
 	assert_int_equal(whj_parse_boolean("{\"boolean\":false}", 17, &v), 0);
 	assert_false(v);
-	assert_int_equal(whj_parse_boolean("{\"boolean\":1}", 13, &v),
-			 -EPROTO);
+	assert_int_equal(whj_parse_boolean("{\"boolean\":1}", 13, &v), -EPROTO);
 	assert_int_equal(whj_parse_boolean("true", 4, &v), -EPROTO);
 }
 
