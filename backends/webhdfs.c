@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -55,11 +56,12 @@
 #include "relpath.h"
 #include "webhdfs_json.h"
 
-#define WH_MAX_NN     8
-#define WH_HTTP_PORT  9870
-#define WH_HTTPS_PORT 9871
-#define WH_URL_MAX    16384
-#define WH_MAX_DEPTH  64
+#define WH_MAX_NN	  8
+#define WH_HTTP_PORT	  9870
+#define WH_HTTPS_PORT	  9871
+#define WH_URL_MAX	  16384
+#define WH_MAX_DEPTH	  64
+#define WH_ROUND_PAUSE_MS 200
 
 struct wh_priv {
 	char *nn[WH_MAX_NN]; /* "http://host:port" */
@@ -79,8 +81,7 @@ struct wh_priv {
 	int64_t memo_until_ms;
 };
 
-static const char *const wh_schemes[] = {"hdfs", "webhdfs", "swebhdfs",
-					 NULL};
+static const char *const wh_schemes[] = {"hdfs", "webhdfs", "swebhdfs", NULL};
 
 /* ---- URLs --------------------------------------------------------------- */
 
@@ -144,10 +145,19 @@ struct wh_call {
 	bool follow; /* OPEN: follow the 307 to the datanode */
 };
 
+static void sleep_ms(int64_t ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000,
+			      .tv_nsec = (long)(ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 static bool transport_failover(int rc)
 {
-	return rc == -ECONNREFUSED || rc == -EHOSTUNREACH ||
-	       rc == -ETIMEDOUT || rc == -EIO;
+	return rc == -ECONNREFUSED || rc == -EHOSTUNREACH || rc == -ETIMEDOUT ||
+	       rc == -EIO;
 }
 
 /*
@@ -161,11 +171,12 @@ static int wh_perform(struct wh_priv *wp, const struct wh_call *c,
 {
 	int start = __atomic_load_n(&wp->active, __ATOMIC_RELAXED);
 	int64_t deadline = mono_ms() + (int64_t)wp->timeout_ms * wp->n_nn;
+	bool standby_seen = false;
 	int rc = -EIO;
 
 	memset(exc, 0, sizeof(*exc));
 	http_resp_init(resp);
-	for (unsigned k = 0; k < wp->n_nn; k++) {
+	for (unsigned k = 0;; k++) {
 		unsigned i = ((unsigned)start + k) % wp->n_nn;
 		int64_t left = deadline - mono_ms();
 		unsigned flags = 0;
@@ -180,6 +191,18 @@ static int wh_perform(struct wh_priv *wp, const struct wh_call *c,
 			.follow_location = c->follow,
 		};
 
+		if (k && i == (unsigned)start) {
+			/*
+			 * A whole round without an active namenode: during a
+			 * failover both are standby for a moment; wait and
+			 * go round again while the deadline allows.
+			 */
+			if (!standby_seen || left <= WH_ROUND_PAUSE_MS)
+				break;
+			standby_seen = false;
+			sleep_ms(WH_ROUND_PAUSE_MS);
+			left = deadline - mono_ms();
+		}
 		if (left <= 0)
 			break;
 		if (left < (int64_t)req.timeout_ms)
@@ -214,9 +237,10 @@ static int wh_perform(struct wh_priv *wp, const struct wh_call *c,
 			whj_parse_error(resp->body.data, resp->body.len, exc);
 		whj_exception_errno(exc->exception, &flags);
 		if ((flags & WHJ_FAILOVER) && wp->n_nn > 1) {
-			log_info("webhdfs: namenode %s is %s; trying the next "
-				 "one",
-				 wp->nn[i], "standby");
+			log_info("webhdfs: namenode %s is standby; trying the "
+				 "next one",
+				 wp->nn[i]);
+			standby_seen = true;
 			continue;
 		}
 		/* an answer from a serving namenode: it is the active one */
@@ -233,6 +257,7 @@ static int wh_perform(struct wh_priv *wp, const struct wh_call *c,
 static int wh_result(struct backend *be, const struct wh_call *c, int rc,
 		     const struct http_resp *resp, const struct whj_error *exc)
 {
+	unsigned flags = 0;
 	int err;
 
 	if (rc < 0) {
@@ -246,8 +271,12 @@ static int wh_result(struct backend *be, const struct wh_call *c, int rc,
 		be_note_ok(be);
 		return 0;
 	}
-	err = whj_exception_errno(exc->exception, NULL);
-	if (!err) {
+	err = whj_exception_errno(exc->exception, &flags);
+	if (flags & (WHJ_FAILOVER | WHJ_RETRY)) {
+		/* no namenode could serve within the deadline: a blocking
+		 * read(2) does not expect EAGAIN */
+		err = -EIO;
+	} else if (!err) {
 		/* 5xx that outlived the retries is EIO (see s3.c) */
 		if (resp->status >= 500 && resp->status < 600 &&
 		    resp->status != 501)
@@ -435,11 +464,11 @@ static int wh_init(struct backend *be, const char *uri,
 		while (*s) {
 			size_t n = strcspn(s, ",");
 
-			if (n && add_nn(wp, proto, s, n,
-					conf->hdfs_http_port
-						? conf->hdfs_http_port
-						: defport,
-					false) < 0) {
+			if (n &&
+			    add_nn(wp, proto, s, n,
+				   conf->hdfs_http_port ? conf->hdfs_http_port
+							: defport,
+				   false) < 0) {
 				log_err("webhdfs: bad namenode '%.*s' in "
 					"namenodes (host:port, at most %d)",
 					(int)n, s, WH_MAX_NN);
@@ -516,7 +545,8 @@ static int wh_list_raw(struct backend *be, const char *dir, const char *after,
 		c.extra = NULL;
 	}
 	rc = wh_perform(wp, &c, &resp, &exc);
-	if (rc == 0 && resp.status == 400 && !strcmp(c.op, "LISTSTATUS_BATCH") &&
+	if (rc == 0 && resp.status == 400 &&
+	    !strcmp(c.op, "LISTSTATUS_BATCH") &&
 	    !strcmp(exc.exception, "IllegalArgumentException") &&
 	    strstr(exc.message, "op")) {
 		/* an old namenode: no LISTSTATUS_BATCH, one whole listing */
@@ -797,8 +827,7 @@ static bool memo_hit(struct wh_priv *wp, const char *path, off_t off)
 
 	pthread_mutex_lock(&wp->memo_lock);
 	hit = wp->memo_path && !strcmp(wp->memo_path, path) &&
-	      off >= wp->memo_off &&
-	      off - wp->memo_off < (off_t)wp->memo_len &&
+	      off >= wp->memo_off && off - wp->memo_off < (off_t)wp->memo_len &&
 	      mono_ms() < wp->memo_until_ms;
 	pthread_mutex_unlock(&wp->memo_lock);
 	return hit;
@@ -850,7 +879,7 @@ static ssize_t wh_read(struct backend *be, const char *path, void *buf,
 }
 
 static ssize_t wh_read_range(struct backend *be, const char *path, void *buf,
-		       size_t size, off_t off)
+			     size_t size, off_t off)
 {
 	struct whj_error exc;
 	struct http_resp resp;

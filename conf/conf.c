@@ -1249,6 +1249,96 @@ static const struct imp imp_gs[] = {
 	{NULL, NULL},
 };
 
+/* whether `name` is one of the comma-separated items of `list` */
+static bool list_has(const char *list, const char *name, size_t n)
+{
+	while (list && *list) {
+		size_t l;
+
+		list += strspn(list, " ,");
+		l = strcspn(list, " ,");
+		if (l && l == n && !memcmp(list, name, n))
+			return true;
+		list += l;
+	}
+	return false;
+}
+
+/*
+ * HDFS HA (README "HDFS"): when fs.defaultFS names a nameservice of
+ * seatunnel.hadoop.dfs.nameservices, `namenodes` becomes the HTTP address
+ * of each of seatunnel.hadoop.dfs.ha.namenodes.<ns>: its
+ * dfs.namenode.http-address.<ns>.<nn>, else the host of its rpc-address
+ * (the webhdfs backend adds hdfs_http_port, 9870).
+ */
+static int import_hdfs_ha(struct yctx *y, struct stfs_conf *c,
+			  yaml_node_t *props, const char *fs)
+{
+	const char *auth = strstr(fs, "://");
+	char *nss = NULL, *ids = NULL, *addr = NULL, key[512];
+	const char *id;
+	size_t alen;
+	struct buf out;
+	int rc;
+
+	if (!auth)
+		return 0;
+	auth += 3;
+	alen = strcspn(auth, "/:");
+	rc = ystr(y, props, "seatunnel.hadoop.dfs.nameservices", &nss);
+	if (rc || !nss || !list_has(nss, auth, alen))
+		goto out;
+	snprintf(key, sizeof(key), "seatunnel.hadoop.dfs.ha.namenodes.%.*s",
+		 (int)alen, auth);
+	rc = ystr(y, props, key, &ids);
+	if (rc || !ids)
+		goto out;
+	buf_init(&out, CONF_MAX_LINE);
+	for (id = ids; *id;) {
+		size_t l;
+
+		id += strspn(id, " ,");
+		l = strcspn(id, " ,");
+		if (!l)
+			break;
+		snprintf(key, sizeof(key),
+			 "seatunnel.hadoop.dfs.namenode.http-address.%.*s.%.*s",
+			 (int)alen, auth, (int)l, id);
+		rc = ystr(y, props, key, &addr);
+		if (!rc && !addr) {
+			snprintf(key, sizeof(key),
+				 "seatunnel.hadoop.dfs.namenode.rpc-address."
+				 "%.*s.%.*s",
+				 (int)alen, auth, (int)l, id);
+			rc = ystr(y, props, key, &addr);
+			if (!rc && addr)
+				addr[strcspn(addr, ":")] = '\0';
+		}
+		if (rc)
+			break;
+		if (!addr) {
+			rc = yerr(y, props, -EINVAL,
+				  "namenode '%.*s' of nameservice '%.*s' has "
+				  "no http-address or rpc-address",
+				  (int)l, id, (int)alen, auth);
+			break;
+		}
+		rc = buf_printf(&out, "%s%s", out.len ? "," : "", addr);
+		str_free(&addr);
+		if (rc)
+			break;
+		id += l;
+	}
+	if (!rc && out.len)
+		rc = import_set(c, "namenodes", out.data, y->err);
+	buf_release(&out);
+out:
+	str_free(&nss);
+	str_free(&ids);
+	str_free(&addr);
+	return rc;
+}
+
 /*
  * Apply a plugin-config / map-store properties map to `key` (checkpoint or
  * imap) and to the credentials.  `deftype` is the storage.type default,
@@ -1319,6 +1409,8 @@ static int import_storage(struct yctx *y, struct stfs_conf *c,
 	if (rc)
 		goto out;
 	rc = import_set(c, key, uri, y->err);
+	if (!rc && !strcasecmp(type, "hdfs"))
+		rc = import_hdfs_ha(y, c, props, fs);
 	if (rc) {
 		err_where(y->err, y->name, (int)props->start_mark.line + 1);
 		goto out;

@@ -6,7 +6,8 @@
 #   hadoop.sh start DIR [plain|ha]  start a cluster on DIR; prints DIR/ready
 #                                   (rpc=, http=, nnN_rpc=, nnN_http=, dn_http=, pid=)
 #   hadoop.sh port DIR KEY          one value of DIR/ready (e.g. http, nn1_http)
-#   hadoop.sh active DIR N          make namenode N the active one (HA)
+#   hadoop.sh active DIR N [GAP_MS] make namenode N the active one (HA), after
+#                                   GAP_MS with no active namenode at all
 #   hadoop.sh stop DIR              SIGTERM the cluster and wait for it
 #
 # STFS_HADOOP_VERSION selects Hadoop (default 3.5.0), STFS_HADOOP_JAVA the java
@@ -84,9 +85,9 @@ port() {
 }
 
 active() {
-	local dir=$1 n=$2
+	local dir=$1 n=$2 gap=${3:-0}
 	rm -f "$dir/cmd.done"
-	echo "active $n" >"$dir/cmd.tmp" && mv "$dir/cmd.tmp" "$dir/cmd"
+	echo "active $n $gap" >"$dir/cmd.tmp" && mv "$dir/cmd.tmp" "$dir/cmd"
 	for _ in $(seq 300); do
 		[ -s "$dir/cmd.done" ] && return 0
 		sleep 0.1
@@ -118,5 +119,5 @@ start) start "$@" ;;
 port) port "$@" ;;
 active) active "$@" ;;
 stop) stop "$@" ;;
-*) die "usage: hadoop.sh build|start DIR [plain|ha]|port DIR KEY|active DIR N|stop DIR" ;;
+*) die "usage: hadoop.sh build|start DIR [plain|ha]|port DIR KEY|active DIR N [GAP_MS]|stop DIR" ;;
 esac

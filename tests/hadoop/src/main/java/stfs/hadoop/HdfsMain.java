@@ -23,7 +23,8 @@ import org.apache.hadoop.hdfs.MiniDFSNNTopology;
  * When the cluster is up it writes DIR/ready (atomically) with key=value lines: rpc=, http=
  * (the active namenode's ports), nn0_http=, nn1_http=, nn0_rpc=, nn1_rpc= (HA), dn_http=,
  * nameservice= (HA). It then polls DIR/cmd: a line "active N" makes namenode N the active one
- * (the other one standby) and is answered by DIR/cmd.done holding the same line; "stop" shuts
+ * (the other one standby; "active N GAP_MS" leaves none active for GAP_MS
+ * first) and is answered by DIR/cmd.done holding the same line; "stop" shuts
  * the cluster down. SIGTERM shuts it down too.
  */
 public final class HdfsMain {
@@ -100,11 +101,15 @@ public final class HdfsMain {
                     cluster.shutdown();
                     System.exit(0);
                 }
-                if (w[0].equals("active") && w.length == 2) {
+                if (w[0].equals("active") && w.length >= 2) {
+                    // "active N [GAP_MS]": no namenode is active for GAP_MS, as
+                    // in a real failover
                     int n = Integer.parseInt(w[1]);
+                    long gap = w.length > 2 ? Long.parseLong(w[2]) : 0;
                     for (int i = 0; i < nns; i++)
                         if (i != n && cluster.getNameNode(i).isActiveState())
                             cluster.transitionToStandby(i);
+                    Thread.sleep(gap);
                     cluster.transitionToActive(n);
                 }
                 Path done = new File(dir, "cmd.done.tmp").toPath();
