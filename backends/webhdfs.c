@@ -24,8 +24,10 @@
  * RemoteException names map to errno in webhdfs_json's one table.  A
  * StandbyException, or a namenode that cannot be reached, makes the call
  * go to the next namenode; the one that answered is remembered for the
- * next calls.  Each namenode tried gets the deadline (timeout) once: a
- * call lasts at most timeout × the number of namenodes.
+ * next calls.  When a whole round answered standby (the moment of a
+ * failover) the call pauses WH_ROUND_PAUSE_MS and goes round again.  Each
+ * namenode tried gets the deadline (timeout) once: a call lasts at most
+ * timeout × the number of namenodes.
  *
  * Auth: simple (user.name = hdfs_user, else $HADOOP_USER_NAME, else the
  * daemon's user).  Nothing secret is logged: URLs are logged without their
