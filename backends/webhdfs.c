@@ -979,6 +979,24 @@ static int wh_rmdir(struct backend *be, const char *path)
 	return wh_delete(be, path);
 }
 
+/* for .stfs/config: the namenodes, the one asked first, the user */
+static int wh_describe(struct backend *be, struct buf *out)
+{
+	struct wh_priv *wp = be->priv;
+	int active = __atomic_load_n(&wp->active, __ATOMIC_RELAXED);
+	int rc = buf_puts(out, "hdfs_namenodes =");
+
+	for (unsigned i = 0; i < wp->n_nn && !rc; i++)
+		rc = buf_printf(out, " %s", wp->nn[i]);
+	if (!rc)
+		rc = buf_printf(out, "\nhdfs_active = %s\nhdfs_listing = %s\n",
+				wp->nn[active],
+				__atomic_load_n(&wp->no_batch, __ATOMIC_RELAXED)
+					? "LISTSTATUS"
+					: "LISTSTATUS_BATCH");
+	return rc;
+}
+
 const struct be_ops be_webhdfs_ops = {
 	.name = "webhdfs",
 	.schemes = wh_schemes,
@@ -991,4 +1009,5 @@ const struct be_ops be_webhdfs_ops = {
 	.read = wh_read,
 	.remove = wh_remove,
 	.rmdir = wh_rmdir,
+	.describe = wh_describe,
 };

@@ -24,8 +24,6 @@ python3 "$ROOT/scripts/genstate.py" --out "$STATE" --jobs 10 --seed 3 \
 	>"$T/gen.log" 2>&1 || { cat "$T/gen.log"; exit 1; }
 NS=$STATE/checkpoint
 HNS=/seatunnel/checkpoint
-ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
-alive() { kill -0 "$1" 2>/dev/null; }
 hdfs_py() { python3 "$ROOT/scripts/webhdfs.py" "$1" "http://127.0.0.1:$HP" "$HU" "${@:2}"; }
 # hdfs_files REL: "path size" of every file below $HNS/REL, asked HDFS itself
 hdfs_files() { hdfs_py files "$HNS/$1"; }
@@ -51,23 +49,7 @@ check_eq "HDFS holds the same files and sizes" \
 start_sim "$STATE/scenario.json" a
 PORT=$SIM_PORT_a
 engine_jobs_tsv "$PORT" >"$T/engine.tsv"
-storage_ids=$(cd "$NS" && ls | grep -E '^[0-9]+$' | sort)
-engine_ids=$(cut -f1 "$T/engine.tsv" | sort)
-WANT_JOBS=$(printf '%s\n%s\n' "$storage_ids" "$engine_ids" | sort -u | grep .)
-state_of() { awk -F'\t' -v i="$1" '$1 == i { print $2 }' "$T/engine.tsv"; }
-pick() {
-	local id s
-	for id in $storage_ids; do
-		s=$(state_of "$id")
-		for w in "$@"; do [ "$s" == "$w" ] && { echo "$id"; return; }; done
-	done
-}
-REL_ID=$(pick FAILED)
-PROT_ID=$(for id in $storage_ids; do [ "$id" != "$REL_ID" ] && echo "$id"; done |
-	while read -r id; do case $(state_of "$id") in FAILED | UNKNOWABLE) echo "$id"; break ;; esac; done)
-RUN_ID=$(pick RUNNING)
-ORPH_ID=$(for id in $storage_ids; do [ -z "$(state_of "$id")" ] && echo "$id"; done | head -1)
-if [ -z "$REL_ID" ] || [ -z "$PROT_ID" ] || [ -z "$RUN_ID" ] || [ -z "$ORPH_ID" ]; then
+if ! choose_jobs "$NS" "$T/engine.tsv"; then
 	bad "the generated scenario has FAILED, FAILED/UNKNOWABLE, RUNNING and orphan jobs with storage"
 	finish
 	exit 1
@@ -85,12 +67,6 @@ mount_hdfs() {
 }
 listing() { (cd "$1/jobs" && find . -path '*checkpoints*' -type f -printf '%p %s\n' | sort); }
 tree() { (cd "$1/jobs" && find . -printf '%p %y\n' -path '*checkpoints*' -type f -printf '%p %s\n' | sort); }
-fails_with() {
-	local pat=$1 err
-	shift
-	err=$("$@" 2>&1) && return 1
-	echo "$err" | grep -qE "$pat" || { echo "    got: $err"; return 1; }
-}
 
 M=$T/hd
 mount_hdfs "$M" "$T/sd-hd" || {

@@ -23,7 +23,6 @@ python3 "$ROOT/scripts/genstate.py" --out "$STATE" --jobs 6 --seed 5 \
 	>"$T/gen.log" 2>&1 || { cat "$T/gen.log"; exit 1; }
 NS=$STATE/checkpoint
 HNS=/seatunnel/checkpoint
-alive() { kill -0 "$1" 2>/dev/null; }
 
 H=$T/hdfs
 STFS_HDFS_LIST_LIMIT=2 "$ROOT/scripts/hadoop.sh" start "$H" ha >"$T/hadoop.start" 2>&1 || {
@@ -90,11 +89,13 @@ check "the standby named first was failed over" \
 n1=$(grep -c "is standby" "$T/stfs-ha.log")
 tree "$M" >/dev/null
 check_eq "the active namenode is remembered (no new standby answers)" "$n1" "$(grep -c "is standby" "$T/stfs-ha.log")"
+check "the one that answered is asked first (.stfs/config)" \
+	grep -qx "hdfs_active = http://127.0.0.1:$NN0" "$M/.stfs/config"
 check_eq "the big file reads back whole" "$(md5sum <"$T/big.bin")" "$(md5sum <"$M/jobs/$BIGJOB/other/big.bin")"
 
 # -- switches of the active namenode during listings and reads --------------
 # walkers: find over the whole tree and cat of the big file, in a loop,
-# while the active namenode is switched 6 times, each time with 800 ms
+# while the active namenode is switched 7 times, each time with 800 ms
 # when both are standby
 : >"$T/walk.bad"
 (
@@ -127,19 +128,22 @@ PIDS+=("$W1")
 W2=$!
 PIDS+=("$W2")
 sleep 1
-for n in 1 0 1 0 1 0; do
+for n in 1 0 1 0 1 0 1; do
 	# 800 ms with no active namenode, as in a real failover
 	"$ROOT/scripts/hadoop.sh" active "$H" "$n" 800 || bad "namenode $n becomes active"
 	sleep 1.5
 done
 touch "$T/stop"
 wait "$W1" "$W2"
-check "6 switches of the active namenode: $(cat "$T/walks") walks and $(cat "$T/cats") cats of 24 MiB (O_DIRECT), none lost anything or failed" \
+check "7 switches of the active namenode: $(cat "$T/walks") walks and $(cat "$T/cats") cats of 24 MiB (O_DIRECT), none lost anything or failed" \
 	test ! -s "$T/walk.bad"
 [ -s "$T/walk.bad" ] && head -20 "$T/walk.bad"
 check "the walkers really overlapped the switches" test "$(cat "$T/walks")" -ge 4 -a "$(cat "$T/cats")" -ge 2
 check "the mount followed the switches (standby answers in its log)" \
 	test "$(grep -c "is standby" "$T/stfs-ha.log")" -gt "$n1"
+ls "$M/jobs/$BIGJOB/other" >/dev/null
+check "after the last switch namenode 1 is asked first (.stfs/config)" \
+	grep -qx "hdfs_active = http://127.0.0.1:$NN1" "$M/.stfs/config"
 check "the daemon is alive" alive "$MPID"
 check "no failed WebHDFS call in the log" \
 	bash -c "! grep -E 'webhdfs: (LISTSTATUS|GETFILESTATUS|OPEN|DELETE)' '$T/stfs-ha.log'"
