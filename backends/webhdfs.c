@@ -64,6 +64,7 @@
 #define WH_URL_MAX	  16384
 #define WH_MAX_DEPTH	  64
 #define WH_ROUND_PAUSE_MS 200
+#define WH_ERR_BODY	  ((size_t)64 << 10)
 
 struct wh_priv {
 	char *nn[WH_MAX_NN]; /* "http://host:port" */
@@ -891,7 +892,9 @@ static ssize_t wh_read_range(struct backend *be, const char *path, void *buf,
 		.method = "GET",
 		.path = path,
 		.extra = extra,
-		.max_body = size,
+		/* room for an error body too: a RemoteException is longer
+		 * than a small read */
+		.max_body = size > WH_ERR_BODY ? size : WH_ERR_BODY,
 		.follow = true,
 	};
 	ssize_t n;
