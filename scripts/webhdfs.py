@@ -6,6 +6,7 @@ namenode the way Hadoop's own clients do over REST.
   webhdfs.py put URL USER LOCALFILE REMOTEPATH
   webhdfs.py files URL USER REMOTEDIR             "relpath size" of every file below
   webhdfs.py exists URL USER REMOTEPATH           exit 0 when it exists
+  webhdfs.py get URL USER REMOTEPATH              the file's bytes to stdout
 
 URL is the namenode's http://host:port.  Names are percent-encoded; every
 request has a 30 s deadline.
@@ -83,6 +84,11 @@ def main():
     elif cmd == "files":
         for p, n in sorted(files(base, user, sys.argv[4])):
             print(p, n)
+    elif cmd == "get":
+        st, body = call(base, "GET", sys.argv[4], "OPEN", user)
+        if st != 200:
+            sys.exit("OPEN %s: %s" % (sys.argv[4], st))
+        sys.stdout.buffer.write(body)
     elif cmd == "exists":
         st, _ = call(base, "GET", sys.argv[4], "GETFILESTATUS", user)
         sys.exit(0 if st == 200 else 1)
