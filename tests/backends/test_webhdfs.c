@@ -128,8 +128,9 @@ static void test_liststatus_fallback(void **state)
 	assert_int_equal(nm.n, 6);
 	assert_string_equal(nm.name[5], "sub");
 	assert_int_equal(sc.nl, 2);
-	assert_non_null(strstr(sc.lines[0], "GET /webhdfs/v1/ns/job1?op="
-					    "LISTSTATUS_BATCH&user.name=stfs "));
+	assert_non_null(strstr(sc.lines[0],
+			       "GET /webhdfs/v1/ns/job1?op="
+			       "LISTSTATUS_BATCH&user.name=stfs "));
 	/* the namenode is asked LISTSTATUS directly from then on */
 	nm.n = 0;
 	assert_int_equal(be_list(be, "job1", 0, collect, &nm), 0);
@@ -223,9 +224,8 @@ static void test_failover_order(void **state)
 	snprintf(nns, sizeof(nns), "127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d",
 		 closed, a.port, b.port);
 	c = mkconf(nns);
-	assert_int_equal(be_open_ops(&be_webhdfs_ops, "hdfs://prod/ns/", &c,
-				     &be),
-			 0);
+	assert_int_equal(
+		be_open_ops(&be_webhdfs_ops, "hdfs://prod/ns/", &c, &be), 0);
 	assert_int_equal(be_list(be, "j", 0, collect, &nm), 0);
 	assert_int_equal(nm.n, 2);
 	assert_int_equal(s1.nl, 1);
@@ -254,9 +254,8 @@ static void test_uris(void **state)
 
 	(void)state;
 	/* hdfs:// names the RPC port: HTTP is hdfs_http_port (9870) */
-	assert_int_equal(be_open_ops(&be_webhdfs_ops, "hdfs://nn:8020/a/", &c,
-				     &be),
-			 0);
+	assert_int_equal(
+		be_open_ops(&be_webhdfs_ops, "hdfs://nn:8020/a/", &c, &be), 0);
 	buf_init(&d, 4096);
 	assert_int_equal(be_describe(be, &d), 0);
 	assert_non_null(strstr(d.data, "hdfs_namenodes = http://nn:9870\n"));
@@ -270,17 +269,16 @@ static void test_uris(void **state)
 	assert_non_null(strstr(d.data, "http://nn:50070\n"));
 	buf_release(&d);
 	be_close(be);
-	assert_int_equal(be_open_ops(&be_webhdfs_ops, "swebhdfs://nn/a/", &c,
-				     &be),
-			 0);
+	assert_int_equal(
+		be_open_ops(&be_webhdfs_ops, "swebhdfs://nn/a/", &c, &be), 0);
 	buf_init(&d, 4096);
 	assert_int_equal(be_describe(be, &d), 0);
 	assert_non_null(strstr(d.data, "https://nn:9871\n"));
 	buf_release(&d);
 	be_close(be);
-	assert_int_equal(be_open_ops(&be_webhdfs_ops, "webhdfs://n n/a/", &c,
-				     &be),
-			 -EINVAL);
+	assert_int_equal(
+		be_open_ops(&be_webhdfs_ops, "webhdfs://n n/a/", &c, &be),
+		-EINVAL);
 	free(c.namenodes);
 	c.namenodes = strdup("good:1,bad:port");
 	assert_int_equal(be_open_ops(&be_webhdfs_ops, "hdfs://ns/a/", &c, &be),
