@@ -249,3 +249,23 @@ choose_jobs() {
 	done
 	[ -n "$REL_ID" ] && [ -n "$PROT_ID" ] && [ -n "$RUN_ID" ] && [ -n "$ORPH_ID" ]
 }
+# need_hadoop: Maven and OpenJDK 17 are there (deps.sh installs them: their
+# absence is a broken machine, not a pass), else the suite fails here.
+need_hadoop() {
+	command -v mvn >/dev/null && [ -x /usr/lib/jvm/java-17-openjdk-amd64/bin/java ] && return 0
+	bad "Maven and OpenJDK 17 are needed for the real HDFS (scripts/deps.sh installs them)"
+	finish
+	exit 1
+}
+# start_hdfs DIR [plain|ha]: a MiniDFSCluster (scripts/hadoop.sh); its PID
+# joins PIDS; fails the suite when it does not come up.  Sets HPID.
+start_hdfs() {
+	"$ROOT/scripts/hadoop.sh" start "$1" "${2:-plain}" >"$T/hadoop.start" 2>&1 || {
+		cat "$T/hadoop.start"
+		bad "the MiniDFSCluster starts (log: $1/hadoop.log)"
+		finish
+		exit 1
+	}
+	HPID=$(cat "$1/hadoop.pid")
+	PIDS+=("$HPID")
+}

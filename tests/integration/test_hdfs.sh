@@ -10,12 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 STFS=${STFS_BIN:-$STFS}
 
-if ! command -v mvn >/dev/null || ! [ -x /usr/lib/jvm/java-17-openjdk-amd64/bin/java ]; then
-	# deps.sh installs them: their absence is a broken machine, not a pass
-	bad "Maven and OpenJDK 17 are needed for the real HDFS (scripts/deps.sh installs them)"
-	finish
-	exit 1
-fi
+need_hadoop
 
 TMO=2000 # request deadline of every mount, ms
 HU=stfs  # the HDFS user everything is written and read as
@@ -30,14 +25,7 @@ hdfs_files() { hdfs_py files "$HNS/$1"; }
 
 H=$T/hdfs
 # a small listing limit, so that LISTSTATUS_BATCH really pages
-STFS_HDFS_LIST_LIMIT=7 "$ROOT/scripts/hadoop.sh" start "$H" >"$T/hadoop.start" 2>&1 || {
-	cat "$T/hadoop.start"
-	bad "the MiniDFSCluster starts (log: $H/hadoop.log)"
-	finish
-	exit 1
-}
-HPID=$(cat "$H/hadoop.pid")
-PIDS+=("$HPID")
+STFS_HDFS_LIST_LIMIT=7 start_hdfs "$H"
 HP=$(sed -n 's/^http=//p' "$H/ready")
 RPC=$(sed -n 's/^rpc=//p' "$H/ready")
 ok "a real HDFS (MiniDFSCluster, Hadoop 3.5.0) is up: rpc $RPC, http $HP"

@@ -9,24 +9,13 @@
 . "$(dirname "$0")/lib.sh"
 STFS=${STFS_BIN:-$STFS}
 
-if ! command -v mvn >/dev/null || ! [ -x /usr/lib/jvm/java-17-openjdk-amd64/bin/java ]; then
-	bad "Maven and OpenJDK 17 are needed (scripts/deps.sh installs them)"
-	finish
-	exit 1
-fi
+need_hadoop
 H=$T/hdfs
-"$ROOT/scripts/hadoop.sh" start "$H" >"$T/hadoop.start" 2>&1 || {
-	cat "$T/hadoop.start"
-	bad "the MiniDFSCluster starts"
-	finish
-	exit 1
-}
-PIDS+=("$(cat "$H/hadoop.pid")")
+start_hdfs "$H"
 HP=$(sed -n 's/^http=//p' "$H/ready")
 RPC=$(sed -n 's/^rpc=//p' "$H/ready")
 HU=root # the engine writes as the user it runs as
 hd() { python3 "$ROOT/scripts/webhdfs.py" "$1" "http://127.0.0.1:$HP" "$HU" "${@:2}"; }
-eng() { "$ROOT/scripts/engine.sh" "$@"; }
 E=$T/eng
 STFS_ENGINE_JVM_OPTS="-Dstfs.fs=hdfs://127.0.0.1:$RPC" start_engine "$E" || {
 	bad "the engine on hdfs:// did not start: $(tail -3 "$E/engine.log")"

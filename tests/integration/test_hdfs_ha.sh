@@ -11,11 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 STFS=${STFS_BIN:-$STFS}
 
-if ! command -v mvn >/dev/null || ! [ -x /usr/lib/jvm/java-17-openjdk-amd64/bin/java ]; then
-	bad "Maven and OpenJDK 17 are needed for the real HDFS (scripts/deps.sh installs them)"
-	finish
-	exit 1
-fi
+need_hadoop
 
 HU=stfs
 STATE=$T/state
@@ -25,14 +21,7 @@ NS=$STATE/checkpoint
 HNS=/seatunnel/checkpoint
 
 H=$T/hdfs
-STFS_HDFS_LIST_LIMIT=2 "$ROOT/scripts/hadoop.sh" start "$H" ha >"$T/hadoop.start" 2>&1 || {
-	cat "$T/hadoop.start"
-	bad "the HA MiniDFSCluster starts (log: $H/hadoop.log)"
-	finish
-	exit 1
-}
-HPID=$(cat "$H/hadoop.pid")
-PIDS+=("$HPID")
+STFS_HDFS_LIST_LIMIT=2 start_hdfs "$H" ha
 NN0=$(sed -n 's/^nn0_http=//p' "$H/ready")
 NN1=$(sed -n 's/^nn1_http=//p' "$H/ready")
 NSVC=$(sed -n 's/^nameservice=//p' "$H/ready")
