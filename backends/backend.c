@@ -34,7 +34,7 @@ static const struct be_ops *const be_registry[] = {
 	&be_gcs_ops, /* gs://: JSON API, or the s3 backend with HMAC keys */
 	&be_s3_ops,
 #endif
-	/* &be_s3_ops, &be_webhdfs_ops: add here */
+	&be_webhdfs_ops, /* hdfs://, webhdfs://, swebhdfs:// */
 	NULL,
 };
 

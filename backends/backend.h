@@ -196,5 +196,6 @@ int64_t mono_ms(void);
 extern const struct be_ops be_local_ops;
 extern const struct be_ops be_s3_ops;
 extern const struct be_ops be_gcs_ops;
+extern const struct be_ops be_webhdfs_ops;
 
 #endif

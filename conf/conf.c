@@ -102,6 +102,9 @@ static const struct conf_key conf_keys[] = {
 	K("region", CT_STR, region, false, 0, 0),
 	K("ca_file", CT_ABS, ca_file, false, 0, 0),
 	K("path_style", CT_BOOL, path_style, false, 0, 0),
+	K("namenodes", CT_STR, namenodes, false, 0, 0),
+	K("hdfs_user", CT_STR, hdfs_user, false, 0, 0),
+	K("hdfs_http_port", CT_COUNT, hdfs_http_port, false, 0, 65535),
 };
 #undef K
 
@@ -110,7 +113,8 @@ static const struct conf_key conf_keys[] = {
 _Static_assert(N_KEYS <= 64, "explicit_keys has one bit per key");
 
 static const char *const uri_schemes[] = {
-	"file", "hdfs", "webhdfs", "s3", "s3a", "oss", "cos", "cosn", "gs",
+	"file", "hdfs", "webhdfs", "swebhdfs", "s3",
+	"s3a",	"oss",	"cos",	   "cosn",     "gs",
 };
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -334,7 +338,7 @@ static int uri_normalize(const char *v, char **out, const char **why)
 		alen = path ? (size_t)(path - auth) : strlen(auth);
 	}
 	if (!scheme_known(v, slen)) {
-		*why = "has an unknown scheme (file, hdfs, webhdfs, s3, s3a, "
+		*why = "has an unknown scheme (file, hdfs, webhdfs, swebhdfs, s3, s3a, "
 		       "oss, cos, cosn, gs)";
 		return -EINVAL;
 	}
@@ -349,7 +353,7 @@ static int uri_normalize(const char *v, char **out, const char **why)
 			*why = "has no directory path";
 			return -EINVAL;
 		}
-	} else if (slen == 4 || slen == 7) { /* hdfs, webhdfs */
+	} else if (slen == 4 || slen == 7 || slen == 8) { /* [s]webhdfs */
 		rc = authority_check(auth, alen, why);
 		if (rc)
 			return rc;
@@ -1245,6 +1249,96 @@ static const struct imp imp_gs[] = {
 	{NULL, NULL},
 };
 
+/* whether `name` is one of the comma-separated items of `list` */
+static bool list_has(const char *list, const char *name, size_t n)
+{
+	while (list && *list) {
+		size_t l;
+
+		list += strspn(list, " ,");
+		l = strcspn(list, " ,");
+		if (l && l == n && !memcmp(list, name, n))
+			return true;
+		list += l;
+	}
+	return false;
+}
+
+/*
+ * HDFS HA (README "HDFS"): when fs.defaultFS names a nameservice of
+ * seatunnel.hadoop.dfs.nameservices, `namenodes` becomes the HTTP address
+ * of each of seatunnel.hadoop.dfs.ha.namenodes.<ns>: its
+ * dfs.namenode.http-address.<ns>.<nn>, else the host of its rpc-address
+ * (the webhdfs backend adds hdfs_http_port, 9870).
+ */
+static int import_hdfs_ha(struct yctx *y, struct stfs_conf *c,
+			  yaml_node_t *props, const char *fs)
+{
+	const char *auth = strstr(fs, "://");
+	char *nss = NULL, *ids = NULL, *addr = NULL, key[512];
+	const char *id;
+	size_t alen;
+	struct buf out;
+	int rc;
+
+	if (!auth)
+		return 0;
+	auth += 3;
+	alen = strcspn(auth, "/:");
+	rc = ystr(y, props, "seatunnel.hadoop.dfs.nameservices", &nss);
+	if (rc || !nss || !list_has(nss, auth, alen))
+		goto out;
+	snprintf(key, sizeof(key), "seatunnel.hadoop.dfs.ha.namenodes.%.*s",
+		 (int)alen, auth);
+	rc = ystr(y, props, key, &ids);
+	if (rc || !ids)
+		goto out;
+	buf_init(&out, CONF_MAX_LINE);
+	for (id = ids; *id;) {
+		size_t l;
+
+		id += strspn(id, " ,");
+		l = strcspn(id, " ,");
+		if (!l)
+			break;
+		snprintf(key, sizeof(key),
+			 "seatunnel.hadoop.dfs.namenode.http-address.%.*s.%.*s",
+			 (int)alen, auth, (int)l, id);
+		rc = ystr(y, props, key, &addr);
+		if (!rc && !addr) {
+			snprintf(key, sizeof(key),
+				 "seatunnel.hadoop.dfs.namenode.rpc-address."
+				 "%.*s.%.*s",
+				 (int)alen, auth, (int)l, id);
+			rc = ystr(y, props, key, &addr);
+			if (!rc && addr)
+				addr[strcspn(addr, ":")] = '\0';
+		}
+		if (rc)
+			break;
+		if (!addr) {
+			rc = yerr(y, props, -EINVAL,
+				  "namenode '%.*s' of nameservice '%.*s' has "
+				  "no http-address or rpc-address",
+				  (int)l, id, (int)alen, auth);
+			break;
+		}
+		rc = buf_printf(&out, "%s%s", out.len ? "," : "", addr);
+		str_free(&addr);
+		if (rc)
+			break;
+		id += l;
+	}
+	if (!rc && out.len)
+		rc = import_set(c, "namenodes", out.data, y->err);
+	buf_release(&out);
+out:
+	str_free(&nss);
+	str_free(&ids);
+	str_free(&addr);
+	return rc;
+}
+
 /*
  * Apply a plugin-config / map-store properties map to `key` (checkpoint or
  * imap) and to the credentials.  `deftype` is the storage.type default,
@@ -1315,6 +1409,8 @@ static int import_storage(struct yctx *y, struct stfs_conf *c,
 	if (rc)
 		goto out;
 	rc = import_set(c, key, uri, y->err);
+	if (!rc && !strcasecmp(type, "hdfs"))
+		rc = import_hdfs_ha(y, c, props, fs);
 	if (rc) {
 		err_where(y->err, y->name, (int)props->start_mark.line + 1);
 		goto out;

@@ -73,6 +73,12 @@ struct stfs_conf {
 	char *ca_file;
 	bool path_style;
 
+	/* HDFS (README "HDFS"): namenode HTTP addresses, user.name, the HTTP
+	 * port of an hdfs:// (RPC) address */
+	char *namenodes; /* "host:port,host:port", or NULL */
+	char *hdfs_user; /* NULL: $HADOOP_USER_NAME, else the daemon's */
+	unsigned hdfs_http_port; /* 0: 9870 */
+
 	/* seatunnel.yaml facts, when imported */
 	char *engine_http_port; /* "8080" */
 

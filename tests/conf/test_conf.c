@@ -785,6 +785,56 @@ static void test_conf_import_seatunnel_variants(void **state)
 	assert_string_equal(c->region, "ap-guangzhou");
 }
 
+/* HDFS HA keys of a seatunnel.yaml give the namenodes' HTTP addresses */
+static void test_conf_import_hdfs_ha(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+	const char *head =
+		"seatunnel:\n engine:\n  checkpoint:\n   storage:\n"
+		"    type: hdfs\n    plugin-config:\n"
+		"     namespace: /st/ck/\n     storage.type: hdfs\n"
+		"     fs.defaultFS: hdfs://prod\n"
+		"     seatunnel.hadoop.dfs.nameservices: other,prod\n"
+		"     seatunnel.hadoop.dfs.ha.namenodes.prod: nn1, nn2,nn3\n";
+	const char *rpc =
+		"     seatunnel.hadoop.dfs.namenode.rpc-address.prod.nn1: "
+		"a.example:8020\n"
+		"     seatunnel.hadoop.dfs.namenode.http-address.prod.nn2: "
+		"b.example:50070\n"
+		"     seatunnel.hadoop.dfs.namenode.rpc-address.prod.nn2: "
+		"b.example:8020\n"
+		"     seatunnel.hadoop.dfs.namenode.rpc-address.prod.nn3: "
+		"c.example:8020\n";
+	const char *missing =
+		"     seatunnel.hadoop.dfs.namenode.rpc-address.prod.nn1: "
+		"a.example:8020\n";
+	char y[2048];
+	int rc;
+
+	snprintf(y, sizeof(y), "%s%s", head, rpc);
+	rc = conf_import_seatunnel_yaml_mem(c, "y", y, strlen(y), &e);
+	if (rc)
+		fail_msg("%d %s", rc, e.msg);
+	assert_string_equal(c->checkpoint, "hdfs://prod/st/ck/");
+	/* rpc-address: the host only (the backend adds hdfs_http_port);
+	 * http-address wins over rpc-address */
+	assert_string_equal(c->namenodes,
+			    "a.example,b.example:50070,c.example");
+	/* a namenode with neither address is an error */
+	snprintf(y, sizeof(y), "%s%s", head, missing);
+	assert_int_equal(
+		conf_import_seatunnel_yaml_mem(c, "y", y, strlen(y), &e),
+		-EINVAL);
+	assert_non_null(strstr(e.msg, "nn2"));
+	/* an explicit namenodes is kept */
+	assert_int_equal(conf_set(c, "namenodes", "x:1", &e), 0);
+	snprintf(y, sizeof(y), "%s%s", head, rpc);
+	assert_int_equal(
+		conf_import_seatunnel_yaml_mem(c, "y", y, strlen(y), &e), 0);
+	assert_string_equal(c->namenodes, "x:1");
+}
+
 static void test_conf_import_seatunnel_errors(void **state)
 {
 	struct stfs_conf *c = *state;
@@ -1148,6 +1198,7 @@ int main(void)
 		T(test_conf_import_explicit_wins),
 		T(test_conf_import_then_explicit_engine),
 		T(test_conf_import_seatunnel_variants),
+		T(test_conf_import_hdfs_ha),
 		T(test_conf_import_seatunnel_errors),
 		T(test_conf_import_hazelcast),
 		T(test_conf_url_credentials_not_echoed),

@@ -215,3 +215,57 @@ start_engine() {
 	PIDS+=("$(cat "$1/engine.pid")")
 }
 eng() { "$ROOT/scripts/engine.sh" "$@"; }
+
+# ---- remote storage suites (test_hdfs.sh, test_hdfs_ha.sh) ----
+
+ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
+alive() { kill -0 "$1" 2>/dev/null; }
+# fails_with PATTERN CMD...: the command fails and says PATTERN
+fails_with() {
+	local pat=$1 err
+	shift
+	err=$("$@" 2>&1) && return 1
+	echo "$err" | grep -qE "$pat" || { echo "    got: $err"; return 1; }
+}
+# choose_jobs NS ENGINE_TSV: from a generated namespace and what the engine
+# reports, sets storage_ids, WANT_JOBS (storage ∪ engine), REL_ID (FAILED,
+# to release), PROT_ID (another FAILED/UNKNOWABLE), RUN_ID (RUNNING) and
+# ORPH_ID (storage only); 1 when the scenario lacks one of them.
+choose_jobs() {
+	local ns=$1 tsv=$2 id s w
+	storage_ids=$(cd "$ns" && ls | grep -E '^[0-9]+$' | sort)
+	WANT_JOBS=$(printf '%s\n%s\n' "$storage_ids" "$(cut -f1 "$tsv" | sort)" | sort -u | grep .)
+	_state() { awk -F'\t' -v i="$1" '$1 == i { print $2 }' "$tsv"; }
+	REL_ID="" PROT_ID="" RUN_ID="" ORPH_ID=""
+	for id in $storage_ids; do
+		s=$(_state "$id")
+		[ -z "$REL_ID" ] && [ "$s" == FAILED ] && { REL_ID=$id; continue; }
+		[ -z "$RUN_ID" ] && [ "$s" == RUNNING ] && RUN_ID=$id
+		[ -z "$ORPH_ID" ] && [ -z "$s" ] && ORPH_ID=$id
+	done
+	for id in $storage_ids; do
+		[ "$id" == "$REL_ID" ] && continue
+		case $(_state "$id") in FAILED | UNKNOWABLE) PROT_ID=$id; break ;; esac
+	done
+	[ -n "$REL_ID" ] && [ -n "$PROT_ID" ] && [ -n "$RUN_ID" ] && [ -n "$ORPH_ID" ]
+}
+# need_hadoop: Maven and OpenJDK 17 are there (deps.sh installs them: their
+# absence is a broken machine, not a pass), else the suite fails here.
+need_hadoop() {
+	command -v mvn >/dev/null && [ -x /usr/lib/jvm/java-17-openjdk-amd64/bin/java ] && return 0
+	bad "Maven and OpenJDK 17 are needed for the real HDFS (scripts/deps.sh installs them)"
+	finish
+	exit 1
+}
+# start_hdfs DIR [plain|ha]: a MiniDFSCluster (scripts/hadoop.sh); its PID
+# joins PIDS; fails the suite when it does not come up.  Sets HPID.
+start_hdfs() {
+	"$ROOT/scripts/hadoop.sh" start "$1" "${2:-plain}" >"$T/hadoop.start" 2>&1 || {
+		cat "$T/hadoop.start"
+		bad "the MiniDFSCluster starts (log: $1/hadoop.log)"
+		finish
+		exit 1
+	}
+	HPID=$(cat "$1/hadoop.pid")
+	PIDS+=("$HPID")
+}

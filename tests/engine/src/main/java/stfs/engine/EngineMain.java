@@ -65,12 +65,16 @@ public final class EngineMain {
         join.getMulticastConfig().setEnabled(false);
         join.getTcpIpConfig().setEnabled(true).clear().addMember("127.0.0.1:" + port);
 
+        /* -Dstfs.fs=hdfs://HOST:PORT: checkpoints and IMaps on that HDFS, under
+           /seatunnel/checkpoint/ and /seatunnel/imap (test_hdfs_engine.sh) */
+        String fs = System.getProperty("stfs.fs", "file:///");
+        boolean remote = !fs.startsWith("file:");
         Properties p = new Properties();
         p.setProperty("type", "hdfs");
-        p.setProperty("namespace", dir.resolve("imap").toString());
+        p.setProperty("namespace", remote ? "/seatunnel/imap" : dir.resolve("imap").toString());
         p.setProperty("clusterName", cluster);
         p.setProperty("storage.type", "hdfs");
-        p.setProperty("fs.defaultFS", "file:///");
+        p.setProperty("fs.defaultFS", fs);
         MapStoreConfig ms = new MapStoreConfig()
                 .setEnabled(true)
                 .setInitialLoadMode(MapStoreConfig.InitialLoadMode.LAZY)
@@ -86,9 +90,10 @@ public final class EngineMain {
         st.setStorage("hdfs");
         st.setMaxRetainedCheckpoints(3);
         Map<String, String> pc = new HashMap<>();
-        pc.put("namespace", dir.resolve("checkpoint").toString() + "/");
+        pc.put("namespace", remote ? "/seatunnel/checkpoint/"
+                : dir.resolve("checkpoint").toString() + "/");
         pc.put("storage.type", "hdfs");
-        pc.put("fs.defaultFS", "file:///");
+        pc.put("fs.defaultFS", fs);
         st.setStoragePluginConfig(pc);
         return cfg;
     }

@@ -1,0 +1,111 @@
+#!/bin/bash
+# A real HDFS for the tests (README "HDFS"): Hadoop's MiniDFSCluster with
+# WebHDFS, from tests/hadoop, built by Maven on first use.
+#
+#   hadoop.sh build                 fetch Hadoop with Maven, compile tests/hadoop
+#   hadoop.sh start DIR [plain|ha]  start a cluster on DIR; prints DIR/ready
+#                                   (rpc=, http=, nnN_rpc=, nnN_http=, dn_http=, pid=)
+#   hadoop.sh port DIR KEY          one value of DIR/ready (e.g. http, nn1_http)
+#   hadoop.sh active DIR N [GAP_MS] make namenode N the active one (HA), after
+#                                   GAP_MS with no active namenode at all
+#   hadoop.sh stop DIR              SIGTERM the cluster and wait for it
+#
+# STFS_HADOOP_VERSION selects Hadoop (default 3.5.0), STFS_HADOOP_JAVA the java
+# binary (default OpenJDK 17).  Maven's repository is cached in build/m2 (shared
+# with tests/engine), the compiled module in build/hadoop/<version>.
+set -o pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+V=${STFS_HADOOP_VERSION:-3.5.0}
+JAVA=${STFS_HADOOP_JAVA:-/usr/lib/jvm/java-17-openjdk-amd64/bin/java}
+B=$ROOT/build/hadoop/$V
+M2=$ROOT/build/m2
+
+die() {
+	echo "hadoop.sh: $*" >&2
+	exit 1
+}
+
+build() {
+	[ -s "$B/classpath.txt" ] && [ -s "$B/stfs-hadoop-1.jar" ] &&
+		[ "$B/stfs-hadoop-1.jar" -nt "$ROOT/tests/hadoop/src/main/java/stfs/hadoop/HdfsMain.java" ] &&
+		return 0
+	command -v mvn >/dev/null || die "mvn not found (apt-get install maven)"
+	mkdir -p "$B"
+	(cd "$ROOT/tests/hadoop" && mvn -B -q -Dmaven.repo.local="$M2" \
+		-Dhadoop.version="$V" package) >"$B/mvn.log" 2>&1 || {
+		tail -20 "$B/mvn.log" >&2
+		die "Maven could not build Hadoop $V (log: $B/mvn.log)"
+	}
+}
+
+# Hadoop 3.5.0 needs no --add-opens on Java 17 for this (MiniDFSCluster,
+# WebHDFS, HA transitions: checked without any, no InaccessibleObject or
+# illegal-access warning); STFS_HADOOP_JVM_OPTS adds flags for older ones.
+start() {
+	local dir=$1 mode=${2:-plain}
+	[ -n "$dir" ] || die "start: DIR missing"
+	build || exit 1
+	[ -x "$JAVA" ] || die "no java at $JAVA (set STFS_HADOOP_JAVA)"
+	mkdir -p "$dir"
+	rm -f "$dir/ready" "$dir/cmd" "$dir/cmd.done"
+	# shellcheck disable=SC2086
+	"$JAVA" -Xms128m -Xmx768m -XX:+UseSerialGC ${STFS_HADOOP_JVM_OPTS} \
+		-Dlog4j.configuration=file:/dev/null -Dlog4j2.level=WARN \
+		-cp "$B/stfs-hadoop-1.jar:$(cat "$B/classpath.txt")" \
+		stfs.hadoop.HdfsMain "$dir" "$mode" >>"$dir/hadoop.log" 2>&1 &
+	local pid=$!
+	echo "$pid" >"$dir/hadoop.pid"
+	for _ in $(seq 900); do
+		[ -s "$dir/ready" ] && {
+			cat "$dir/ready"
+			return 0
+		}
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.2
+	done
+	kill "$pid" 2>/dev/null
+	tail -20 "$dir/hadoop.log" >&2
+	die "HDFS did not start (log: $dir/hadoop.log)"
+}
+
+port() {
+	sed -n "s/^$2=//p" "$1/ready" | grep . || die "no '$2' in $1/ready"
+}
+
+active() {
+	local dir=$1 n=$2 gap=${3:-0}
+	rm -f "$dir/cmd.done"
+	echo "active $n $gap" >"$dir/cmd.tmp" && mv "$dir/cmd.tmp" "$dir/cmd"
+	for _ in $(seq 300); do
+		[ -s "$dir/cmd.done" ] && return 0
+		sleep 0.1
+	done
+	die "namenode $n did not become active"
+}
+
+stop() {
+	local dir=$1 pid
+	pid=$(cat "$dir/hadoop.pid" 2>/dev/null) || return 0
+	kill -CONT "$pid" 2>/dev/null
+	kill "$pid" 2>/dev/null
+	for _ in $(seq 300); do
+		kill -0 "$pid" 2>/dev/null || {
+			rm -f "$dir/hadoop.pid" "$dir/ready"
+			return 0
+		}
+		sleep 0.1
+	done
+	kill -9 "$pid" 2>/dev/null
+	rm -f "$dir/hadoop.pid" "$dir/ready"
+}
+
+cmd=$1
+shift
+case $cmd in
+build) build ;;
+start) start "$@" ;;
+port) port "$@" ;;
+active) active "$@" ;;
+stop) stop "$@" ;;
+*) die "usage: hadoop.sh build|start DIR [plain|ha]|port DIR KEY|active DIR N [GAP_MS]|stop DIR" ;;
+esac
