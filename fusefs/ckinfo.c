@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +28,22 @@ struct ck_entry {
 struct ckinfo_table {
 	pthread_mutex_t lock;
 	struct ck_entry *bucket[CK_BUCKETS]; /* protected by lock */
-	int fd; /* the persistent cache, appended to; -1: none */
+	int fd;		       /* the persistent cache, appended to; -1: none */
+	int64_t fail_until_ms; /* protected by lock; see ckinfo_type */
 };
+
+/* after a header read failed, others are not asked for this long */
+#define CK_FAIL_MEMO_MS 1000
+
+static bool ck_failing(struct ckinfo_table *t)
+{
+	bool f;
+
+	pthread_mutex_lock(&t->lock);
+	f = mono_ms() < t->fail_until_ms;
+	pthread_mutex_unlock(&t->lock);
+	return f;
+}
 
 struct ckinfo_table *ckinfo_new(void)
 {
@@ -134,7 +149,9 @@ static int ck_lookup(struct ckinfo_table *t, const struct cat_obj *o, size_t b)
 	return type;
 }
 
-static int ck_decode(struct stfs *fs, const struct cat_obj *o)
+/* *read_failed is set when the store could not be read (not a bad header) */
+static int ck_decode(struct stfs *fs, const struct cat_obj *o,
+		     bool *read_failed)
 {
 	uint8_t head[CK_HEAD], tail[2] = {0x48, 0x00};
 	struct pstuff_ckpt info;
@@ -145,6 +162,7 @@ static int ck_decode(struct stfs *fs, const struct cat_obj *o)
 	if (n < 0) {
 		log_warn("%s: cannot read checkpoint header: %s", o->key,
 			 strerror((int)-n));
+		*read_failed = true;
 		return CKPT_TYPE_UNKNOWN;
 	}
 	if ((uint64_t)n < (o->size < CK_HEAD ? o->size : CK_HEAD)) {
@@ -158,8 +176,10 @@ static int ck_decode(struct stfs *fs, const struct cat_obj *o)
 	if (rc == 0 && (info.type_ordinal == 1 || info.type_ordinal == 2) &&
 	    o->size >= 2) {
 		if (be_read(fs->ckpt, o->key, tail, 2, (off_t)(o->size - 2)) !=
-		    2)
+		    2) {
+			*read_failed = true;
 			return CKPT_TYPE_UNKNOWN;
+		}
 		rc = pstuff_decode_ckpt_head(head, (size_t)n, tail, o->size,
 					     &info);
 	}
@@ -197,6 +217,7 @@ int ckinfo_type(struct stfs *fs, const struct cat_obj *o)
 	int type;
 	char line[4300];
 	int n;
+	bool read_failed = false;
 
 	/* a .crc sidecar holds checksums: its type is its object's */
 	if (o->kind == CAT_REAL && o->rn.crc) {
@@ -208,7 +229,17 @@ int ckinfo_type(struct stfs *fs, const struct cat_obj *o)
 	type = ck_lookup(t, o, b);
 	if (type >= 0)
 		return type;
-	type = ck_decode(fs, o);
+	if (ck_failing(t))
+		return CKPT_TYPE_UNKNOWN;
+	type = ck_decode(fs, o, &read_failed);
+	if (read_failed) {
+		/* for CK_FAIL_MEMO_MS no other header is asked, so one `du`
+		 * waits for one deadline, not one per object (README "Failure
+		 * modes") */
+		pthread_mutex_lock(&t->lock);
+		t->fail_until_ms = mono_ms() + CK_FAIL_MEMO_MS;
+		pthread_mutex_unlock(&t->lock);
+	}
 	/* an unknown type is never remembered, in memory or in state_dir: a
 	 * read error may be transient, and the next ask must read again
 	 * (callers count unknown as protected meanwhile) */
