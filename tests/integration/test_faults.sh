@@ -209,34 +209,25 @@ answered() { in_set "$ERR" "$@" && [ "$DT" -lt $((TMO + MARGIN)) ]; }
 # the errnos a call may end with under a fault (README "Failure modes")
 READ_ERRS=(OK EIO ETIMEDOUT EAGAIN ECONNREFUSED EPROTO)
 
-# fault_eng FAULT on|off: applies or clears one engine fault
-fault_eng() {
-	case $1:$2 in
-	blackhole:on) nft_fault $EP drop ;;
-	reset:on) nft_fault $EP reset ;;
-	blackhole:off | reset:off) nft_fault $EP none ;;
-	stop:on) kill -STOP "$SIMNS_PID" ;;
-	stop:off) kill -CONT "$SIMNS_PID" ;;
-	trickle:on) fp eng '{"mode":"trickle","bps":200}' ;;
-	stall:on) fp eng '{"mode":"stall"}' ;;
-	trickle:off | stall:off) fp eng '{"mode":"none"}' ;;
-	garbage:on) simf '{"mode":"garbage"}' ;;
-	5xx:on) simf '{"mode":"5xx"}' ;;
-	garbage:off | 5xx:off) simf '{"mode":"none"}' ;;
-	esac
-}
-fault_s3() {
-	case $1:$2 in
-	blackhole:on) nft_fault $SP drop ;;
-	reset:on) nft_fault $SP reset ;;
-	blackhole:off | reset:off) nft_fault $SP none ;;
-	stop:on) kill -STOP "$S3_PID" ;;
-	stop:off) kill -CONT "$S3_PID" ;;
-	trickle:on) fp s3 '{"mode":"trickle","bps":200}' ;;
-	stall:on) fp s3 '{"mode":"stall"}' ;;
-	garbage:on) fp s3 '{"mode":"garbage","match":"list-type="}' ;;
-	5xx:on) fp s3 '{"mode":"percent","percent":100}' ;;
-	*:off) fp s3 '{"mode":"none"}' ;;
+# fault eng|s3 FAULT on|off: applies or clears one fault of one backend
+fault() {
+	local port=$EP pid=$SIMNS_PID
+	[ "$1" = s3 ] && port=$SP pid=$S3_PID
+	case $2:$3 in
+	blackhole:on) nft_fault "$port" drop ;;
+	reset:on) nft_fault "$port" reset ;;
+	blackhole:off | reset:off) nft_fault "$port" none ;;
+	stop:on) kill -STOP "$pid" ;;
+	stop:off) kill -CONT "$pid" ;;
+	trickle:on) fp "$1" '{"mode":"trickle","bps":200}' ;;
+	stall:on) fp "$1" '{"mode":"stall"}' ;;
+	# the simulator's own faults for the engine, the proxy's for S3
+	garbage:on) [ "$1" = eng ] && simf '{"mode":"garbage"}' ||
+		fp s3 '{"mode":"garbage","match":"list-type="}' ;;
+	5xx:on) [ "$1" = eng ] && simf '{"mode":"5xx"}' ||
+		fp s3 '{"mode":"percent","percent":100}' ;;
+	*:off) [ "$1" = eng ] && simf '{"mode":"none"}'
+		fp "$1" '{"mode":"none"}' ;;
 	esac
 }
 
@@ -250,7 +241,7 @@ engine() {
 	raw=$T/ckpt-local/$(raw_rel "$cid")
 	# a job other than the FAILED one, for reads that need only storage
 	other=$(ls "$T/ckpt-local" | grep -vx "$FAILED_ID" | sed -n "$((NEXT + 1))p")
-	fault_eng "$f" on
+	fault eng "$f" on
 	sleep 0.6 # older than engine_ttl and cache_ttl: the fault is met
 	timed "$L" ls ls "$ME/jobs"
 	check "[$L] ls jobs/: $ERR in ${DT} ms" answered OK
@@ -273,7 +264,7 @@ engine() {
 	else
 		bad "[$L] job $other has a checkpoint to read"
 	fi
-	fault_eng "$f" off
+	fault eng "$f" off
 	# recovery: the same rm succeeds by itself within a bounded wait
 	ok_rm=no
 	for i in $(seq $RECOVER); do
@@ -297,7 +288,7 @@ s3() {
 	obj=$(obj_of "$cid")
 	key=$(raw_rel "$cid")
 	j=$(echo "$ALL_IDS" | sed -n "$((NEXT + 1))p")
-	fault_s3 "$f" on
+	fault s3 "$f" on
 	sleep 0.6
 	timed "$L" ls ls "$MS/$CK/$cid"
 	check "[$L] ls of a checkpoint: $ERR in ${DT} ms" answered "${READ_ERRS[@]}"
@@ -310,7 +301,7 @@ s3() {
 	timed "$L" rm rm "$MS/$CK/$cid/$obj"
 	local rrc=$RC rerr=$ERR
 	check "[$L] rm of a superseded checkpoint: $ERR in ${DT} ms" answered "${READ_ERRS[@]}"
-	fault_s3 "$f" off
+	fault s3 "$f" off
 	# rm said OK => the object is gone; a failed rm may or may not have
 	# reached the server (a DELETE whose answer was lost)
 	if [ "$rrc" = 0 ]; then
@@ -318,12 +309,12 @@ s3() {
 	else
 		ok "[$L] rm failed ($rerr); bucket has it: $(s3_has "$key" && echo yes || echo no)"
 	fi
-	fault_s3 "$f" on
+	fault s3 "$f" on
 	# the engine's pseudo-files do not need S3: not slowed
 	timed "$L" engine-only cat "$MS/jobs/$j/job.json"
 	check "[$L] cat job.json of the local engine is not slowed: $ERR in ${DT} ms" \
 		bash -c "[ $RC = 0 ] && [ $DT -lt $FAST ]"
-	fault_s3 "$f" off
+	fault s3 "$f" off
 	ok_rm=no
 	for i in $(seq $RECOVER); do
 		if cmp -s "$NS_DIR/$key" "$MS/$CK/$cid/$obj" 2>/dev/null; then
