@@ -27,7 +27,7 @@ run() {
 			STFS_BIN=$ROOT/build-san/stfs timeout 900 \
 			bash "tests/integration/$t.sh" 2>&1)
 	else
-		out=$(TSAN_OPTIONS=halt_on_error=0:second_deadlock_stack=1:log_path=$d/tsan \
+		out=$(TSAN_OPTIONS=halt_on_error=0:second_deadlock_stack=1:suppressions=$ROOT/tests/san/tsan.supp:log_path=$d/tsan \
 			STFS_BIN=$ROOT/build-tsan/stfs timeout 900 \
 			bash "tests/integration/$t.sh" 2>&1)
 	fi
