@@ -14,11 +14,7 @@ ROUNDS=${ROUNDS:-3}
 [ -n "$KEEP_T" ] && echo "scratch: $T"
 
 STATE=$T/state
-python3 "$ROOT/scripts/genstate.py" --out "$STATE" --jobs 13 --seed 7 \
-	--pipelines 2 --checkpoints 4 >"$T/gen.log" 2>&1 || {
-	cat "$T/gen.log"
-	exit 1
-}
+gen_state "$STATE" --jobs 13 --seed 7 --pipelines 2 --checkpoints 4
 NS=$STATE/checkpoint
 AUD=$T/audit.log
 jobs_in() { json "$STATE/scenario.json" "'\n'.join(j['jobId'] for j in d['jobs'] if j['jobStatus'] in '$*'.split())"; }

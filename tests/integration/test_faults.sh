@@ -68,11 +68,7 @@ nft_fault() {
 
 # ---- the state: a FAILED job with 11 superseded checkpoints ------------
 STATE=$T/state
-python3 "$ROOT/scripts/genstate.py" --out "$STATE" --jobs 13 --seed 3 \
-	--pipelines 1 --checkpoints 12 >"$T/gen.log" 2>&1 || {
-	cat "$T/gen.log"
-	exit 1
-}
+gen_state "$STATE" --jobs 13 --seed 3 --pipelines 1 --checkpoints 12
 NS_DIR=$STATE/checkpoint
 PREFIX=seatunnel/checkpoint
 state_jobs() { json "$STATE/scenario.json" "'\n'.join(j['jobId'] for j in d['jobs'] if j['jobStatus'] == '$1')"; }
