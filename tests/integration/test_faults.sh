@@ -19,6 +19,7 @@ STFS=${STFS_BIN:-$STFS}
 
 TMO=2000    # request deadline of both mounts, ms
 MARGIN=1500 # what a call may take beyond it
+[ -n "$KEEP_T" ] && echo "scratch: $T"
 FAST=700    # a call that does not need the faulty backend, ms
 RECOVER=20  # tries, 0.25 s apart, for the mount to recover by itself
 
