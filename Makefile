@@ -51,6 +51,8 @@ TEST_BINS := $(TEST_SRCS:%.c=build/%)
 SAN_LIB_OBJS  := $(LIB_SRCS:%.c=build-san/%.o)
 SAN_FAKE_OBJS := $(FAKE_SRCS:%.c=build-san/%.o)
 SAN_TEST_BINS := $(TEST_SRCS:%.c=build-san/%)
+TSAN_OBJS := $(LIB_SRCS:%.c=build-tsan/%.o) build-tsan/fusefs/main.o
+TSAN_FLAGS = -fsanitize=thread -fno-omit-frame-pointer -O1 -g
 
 .PHONY: all deps demo demo-stop test unit check fuzz bench install uninstall \
 	format format-check lint clang-check clean
@@ -71,6 +73,18 @@ build/libstfs.a: $(LIB_OBJS)
 build-san/libstfs.a: $(SAN_LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
+
+# the daemon under ASan+UBSan and under TSan (scripts/run-san.sh runs
+# integration suites against them)
+build-san/stfs: build-san/fusefs/main.o build-san/libstfs.a
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $^ $(PKG_LIBS)
+
+build-tsan/%.o: %.c $(HDRS) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) -c -o $@ $<
+
+build-tsan/stfs: $(TSAN_OBJS)
+	$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) -o $@ $^ $(PKG_LIBS)
 
 build/stfs: build/fusefs/main.o build/libstfs.a
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(PKG_LIBS)
@@ -156,4 +170,4 @@ clang-check:
 		clang $(ALL_CFLAGS) -Itests -fsyntax-only $$f || exit 1; done
 
 clean:
-	rm -rf build build-san build-fuzz
+	rm -rf build build-san build-tsan build-fuzz

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
@@ -1941,6 +1942,31 @@ static int render_str(struct buf *out, const char *name, const char *v)
 	if (needs_quotes(v))
 		return buf_printf(out, "%s = \"%s\"\n", name, v);
 	return buf_printf(out, "%s = %s\n", name, v);
+}
+
+bool conf_holds_secret(const struct stfs_conf *c)
+{
+	for (size_t i = 0; i < N_KEYS; i++) {
+		const char *v = conf_keys[i].type == CT_SECRET
+					? key_cstr(c, &conf_keys[i])
+					: NULL;
+
+		if (v && *v)
+			return true;
+	}
+	return false;
+}
+
+int conf_protect_secrets(const struct stfs_conf *c)
+{
+	if (!conf_holds_secret(c) &&
+	    !(c->credentials_file && *c->credentials_file))
+		return 0;
+	/* no core dump, no ptrace by the same user, /proc/PID/mem and
+	 * environ root's only (README "Who can read what") */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+		return -errno;
+	return 1;
 }
 
 int conf_render(const struct stfs_conf *c, struct buf *out)

@@ -197,6 +197,17 @@ int conf_validate(const struct stfs_conf *c, struct conf_err *err);
 /** Render every key as `key = value` lines, secrets as "<redacted>". */
 int conf_render(const struct stfs_conf *c, struct buf *out);
 
+/** Whether a secret key (engine_password, secret_key, ...) has a value. */
+bool conf_holds_secret(const struct stfs_conf *c);
+
+/**
+ * When a secret is held (or a credentials_file will give one), make the process
+ * non-dumpable (prctl(PR_SET_DUMPABLE, 0)): no core file, no ptrace or
+ * /proc/PID/mem for anyone but root.  1 when done, 0 when no secret is held,
+ * -errno.
+ */
+int conf_protect_secrets(const struct stfs_conf *c);
+
 /** Free everything, wiping secrets first.  `c` is zeroed afterwards. */
 void conf_release(struct stfs_conf *c);
 

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +28,20 @@ struct ck_entry {
 struct ckinfo_table {
 	pthread_mutex_t lock;
 	struct ck_entry *bucket[CK_BUCKETS]; /* protected by lock */
-	int fd; /* the persistent cache, appended to; -1: none */
+	int fd;		       /* the persistent cache, appended to; -1: none */
+	int64_t fail_until_ms; /* protected by lock; no header read before
+				* (mono ms): one timed out, see ckinfo_type */
 };
+
+static bool ck_failing(struct ckinfo_table *t)
+{
+	bool f;
+
+	pthread_mutex_lock(&t->lock);
+	f = mono_ms() < t->fail_until_ms;
+	pthread_mutex_unlock(&t->lock);
+	return f;
+}
 
 struct ckinfo_table *ckinfo_new(void)
 {
@@ -134,7 +147,8 @@ static int ck_lookup(struct ckinfo_table *t, const struct cat_obj *o, size_t b)
 	return type;
 }
 
-static int ck_decode(struct stfs *fs, const struct cat_obj *o)
+/* *read_err is set (-errno) when the store could not be read */
+static int ck_decode(struct stfs *fs, const struct cat_obj *o, int *read_err)
 {
 	uint8_t head[CK_HEAD], tail[2] = {0x48, 0x00};
 	struct pstuff_ckpt info;
@@ -145,6 +159,7 @@ static int ck_decode(struct stfs *fs, const struct cat_obj *o)
 	if (n < 0) {
 		log_warn("%s: cannot read checkpoint header: %s", o->key,
 			 strerror((int)-n));
+		*read_err = (int)n;
 		return CKPT_TYPE_UNKNOWN;
 	}
 	if ((uint64_t)n < (o->size < CK_HEAD ? o->size : CK_HEAD)) {
@@ -157,9 +172,11 @@ static int ck_decode(struct stfs *fs, const struct cat_obj *o)
 	rc = pstuff_decode_ckpt_head(head, (size_t)n, tail, o->size, &info);
 	if (rc == 0 && (info.type_ordinal == 1 || info.type_ordinal == 2) &&
 	    o->size >= 2) {
-		if (be_read(fs->ckpt, o->key, tail, 2, (off_t)(o->size - 2)) !=
-		    2)
+		n = be_read(fs->ckpt, o->key, tail, 2, (off_t)(o->size - 2));
+		if (n != 2) {
+			*read_err = n < 0 ? (int)n : -EIO;
 			return CKPT_TYPE_UNKNOWN;
+		}
 		rc = pstuff_decode_ckpt_head(head, (size_t)n, tail, o->size,
 					     &info);
 	}
@@ -197,6 +214,7 @@ int ckinfo_type(struct stfs *fs, const struct cat_obj *o)
 	int type;
 	char line[4300];
 	int n;
+	int read_err = 0;
 
 	/* a .crc sidecar holds checksums: its type is its object's */
 	if (o->kind == CAT_REAL && o->rn.crc) {
@@ -208,7 +226,18 @@ int ckinfo_type(struct stfs *fs, const struct cat_obj *o)
 	type = ck_lookup(t, o, b);
 	if (type >= 0)
 		return type;
-	type = ck_decode(fs, o);
+	if (ck_failing(t))
+		return CKPT_TYPE_UNKNOWN;
+	type = ck_decode(fs, o, &read_err);
+	if (read_err == -ETIMEDOUT) {
+		/* the store does not answer: for two deadlines no other
+		 * header is asked (unknown counts as protected), so one `du`
+		 * waits for one deadline, not one per object and pass (README
+		 * "Failure modes") */
+		pthread_mutex_lock(&t->lock);
+		t->fail_until_ms = mono_ms() + 2 * (int64_t)fs->conf.timeout_ms;
+		pthread_mutex_unlock(&t->lock);
+	}
 	/* an unknown type is never remembered, in memory or in state_dir: a
 	 * read error may be transient, and the next ask must read again
 	 * (callers count unknown as protected meanwhile) */

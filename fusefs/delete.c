@@ -59,6 +59,8 @@ struct decision_cache {
 	/* kernel invalidation worker; protected by lock */
 	void *fuse;
 	bool worker;
+	bool stop; /* the worker is to end */
+	pthread_t tid;
 	pthread_cond_t cond;
 	char *queue[INVAL_MAX];
 	size_t n_queue;
@@ -85,6 +87,27 @@ static void decision_free(struct decision *d)
 	free(d);
 }
 
+/* End the invalidation worker and wait for it: it must neither use the
+ * fuse handle after unmount nor the cache once freed. */
+static void inval_stop(struct decision_cache *dc)
+{
+	bool joined;
+	pthread_t t;
+
+	pthread_mutex_lock(&dc->lock);
+	joined = dc->worker;
+	t = dc->tid;
+	dc->stop = true;
+	pthread_cond_broadcast(&dc->cond);
+	pthread_mutex_unlock(&dc->lock);
+	if (joined)
+		pthread_join(t, NULL);
+	pthread_mutex_lock(&dc->lock);
+	dc->worker = false;
+	dc->fuse = NULL;
+	pthread_mutex_unlock(&dc->lock);
+}
+
 void decision_cache_free(struct decision_cache *dc)
 {
 	if (!dc)
@@ -95,9 +118,9 @@ void decision_cache_free(struct decision_cache *dc)
 		dc->head = d->next;
 		decision_free(d);
 	}
+	inval_stop(dc);
 	for (size_t i = 0; i < dc->n_queue; i++)
 		free(dc->queue[i]);
-	/* the worker thread is detached and dies with the process */
 	free(dc);
 }
 
@@ -149,8 +172,10 @@ static void *inval_worker(void *arg)
 
 	pthread_mutex_lock(&dc->lock);
 	for (;;) {
-		while (dc->n_queue == 0)
+		while (dc->n_queue == 0 && !dc->stop)
 			pthread_cond_wait(&dc->cond, &dc->lock);
+		if (dc->stop)
+			break;
 		char *path = dc->queue[--dc->n_queue];
 
 		pthread_mutex_unlock(&dc->lock);
@@ -158,21 +183,24 @@ static void *inval_worker(void *arg)
 		free(path);
 		pthread_mutex_lock(&dc->lock);
 	}
+	pthread_mutex_unlock(&dc->lock);
 	return NULL;
 }
 
 void delete_set_fuse(struct stfs *fs, void *fuse)
 {
 	struct decision_cache *dc = fs->dc;
-	pthread_t t;
 
+	if (!fuse) {
+		inval_stop(dc);
+		return;
+	}
 	pthread_mutex_lock(&dc->lock);
 	dc->fuse = fuse;
-	if (!dc->worker && fuse &&
-	    pthread_create(&t, NULL, inval_worker, dc) == 0) {
-		pthread_detach(t);
+	dc->stop = false;
+	if (!dc->worker &&
+	    pthread_create(&dc->tid, NULL, inval_worker, dc) == 0)
 		dc->worker = true;
-	}
 	pthread_mutex_unlock(&dc->lock);
 }
 

@@ -88,7 +88,8 @@ bool delete_is_removed(struct stfs *fs, const char *key);
 void delete_void_release(struct stfs *fs, const char *id, int state,
 			 int64_t seen_ms);
 
-/** Start the kernel-invalidation worker (needs the struct fuse). */
+/** Start the kernel-invalidation worker (needs the struct fuse); NULL ends
+ * it and waits for it (at unmount, before libfuse frees the handle). */
 void delete_set_fuse(struct stfs *fs, void *fuse);
 
 #endif

@@ -389,6 +389,12 @@ int main(int argc, char *argv[])
 			strerror(-rc));
 		goto out_fs;
 	}
+	rc = conf_protect_secrets(&fs.conf);
+	if (rc < 0) {
+		fprintf(stderr, "stfs: cannot disable core dumps: %s\n",
+			strerror(-rc));
+		goto out_fs;
+	}
 	rc = engine_new(&fs.conf, &fs.engine);
 	if (rc) {
 		fprintf(stderr, "stfs: engine: %s\n", strerror(-rc));

@@ -130,6 +130,12 @@ static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	return fs;
 }
 
+/* At unmount, before libfuse frees its handle: no invalidation after it. */
+static void fs_destroy(void *private_data)
+{
+	delete_set_fuse(private_data, NULL);
+}
+
 /* Resolve `path` in a fresh view; the caller closes the view. */
 static int lookup(struct view *v, const char *path, struct node **n)
 {
@@ -140,6 +146,10 @@ static int lookup(struct view *v, const char *path, struct node **n)
 	*n = malloc(sizeof(**n));
 	if (!*n)
 		return -ENOMEM;
+	/* libfuse passes no path for an open file or directory whose node
+	 * is gone (a `find` still reading a directory `rm -r` removed) */
+	if (!path)
+		return -ENOENT;
 	rc = tree_resolve(v, path, *n);
 	if (rc == -ENOENT && strncmp(path, "/jobs/", 6) == 0) {
 		/* emptied by an ongoing `rm -r`: still there until its rmdir */
@@ -762,6 +772,7 @@ static int fs_removexattr(const char *p, const char *n)
 
 const struct fuse_operations stfs_ops = {
 	.init = fs_init,
+	.destroy = fs_destroy,
 	.getattr = fs_getattr,
 	.opendir = fs_opendir,
 	.readdir = fs_readdir,

@@ -89,7 +89,11 @@ static void rebuild(struct stfs *fs)
 
 	pthread_mutex_lock(&fs->cat_lock);
 	fs->cat_building = false;
-	fs->cat_build_ms = mono_ms() - t0;
+	/* only a listing that succeeded says how long listing takes: one that
+	 * hit the deadline must not hold off the next try for ten deadlines
+	 * (README "Failure modes": the mount recovers by itself) */
+	if (rc == 0)
+		fs->cat_build_ms = mono_ms() - t0;
 	fs->cat_tried = mono_ms();
 	if (rc == 0 && gen != fs->cat_gen) {
 		/* something was deleted meanwhile: this listing may predate

@@ -7,7 +7,7 @@ PKGS="gcc make pkg-config fuse3 libfuse3-dev libcurl4-openssl-dev
 libjansson-dev libxml2-dev libcmocka-dev libyaml-dev python3 attr rsync
 restic tar curl clang libclang-rt-14-dev procps prometheus libssl-dev
 clang-format cppcheck clang-tidy libsystemd-dev systemd rsyslog
-prometheus-node-exporter
+prometheus-node-exporter iproute2 nftables
 maven openjdk-17-jdk-headless
 openssl
 $STFS_DEPS_EXTRA"

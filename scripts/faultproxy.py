@@ -14,6 +14,15 @@ Faults: instead of forwarding, the proxy answers
   * the next N requests:          {"mode": "next", "n": N}
   * a percentage of requests:     {"mode": "percent", "percent": P}
   * no request:                   {"mode": "none"}
+Other faults, for every request while set:
+  * a 200 answer of junk bytes:   {"mode": "garbage"}
+  * the real answer, its body trickled at B bytes a second:
+                                  {"mode": "trickle", "bps": B}
+  * the real headers and half the body, then nothing until the fault
+    changes (or 600 s), then the connection is closed:
+                                  {"mode": "stall"}
+"match": "TEXT" beside a mode limits the fault to requests whose path
+and query contain TEXT (e.g. "list-type=" for listings only).
 Rewrites: {"rewrite": [["FROM", "TO"], ...]} (alone or with a mode)
 replaces bytes in every forwarded answer body (Content-Length follows), so
 a test can make the server "return" keys it cannot store, such as "..":
@@ -38,6 +47,7 @@ import signal
 import socketserver
 import sys
 import threading
+import time
 import urllib.parse
 
 HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding",
@@ -47,6 +57,8 @@ HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding",
 SLOWDOWN = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown'
             b'</Code><Message>Please reduce your request rate.</Message>'
             b'<RequestId>FAULTPROXY</RequestId></Error>')
+
+GARBAGE = b"\x00\xff<<not xml{[ \x01garbage\x7f" * 8
 
 
 class State:
@@ -61,6 +73,10 @@ class State:
         self.rewrite = []
         self.control_file = control_file
         self.control_mtime = None
+        self.bps = 0
+        self.match = ""
+        self.gen = 0
+        self.cv = threading.Condition(self.lock)
 
     def set(self, d):
         """Apply a fault description (dict); raises ValueError."""
@@ -72,6 +88,10 @@ class State:
                 if any(not a for a, _ in rw):
                     raise ValueError("empty rewrite pattern")
                 self.rewrite = rw
+            self.gen += 1
+            self.cv.notify_all()
+            if mode != "keep":
+                self.match = str(d.get("match", ""))
             if mode == "keep":
                 pass
             elif mode == "none":
@@ -86,12 +106,21 @@ class State:
                 if not 0 <= p <= 100:
                     raise ValueError("percent not in 0..100")
                 self.mode, self.percent = "percent", p
+            elif mode in ("garbage", "stall"):
+                self.mode = mode
+            elif mode == "trickle":
+                b = int(d.get("bps", 100))
+                if b < 1:
+                    raise ValueError("bps < 1")
+                self.mode, self.bps = "trickle", b
             else:
-                raise ValueError("mode must be none, next or percent")
+                raise ValueError("mode must be none, next, percent, "
+                                 "garbage, trickle or stall")
             return self.snapshot_locked()
 
     def snapshot_locked(self):
         return {"mode": self.mode, "n": self.n, "percent": self.percent,
+                "bps": self.bps, "match": self.match,
                 "total": self.total, "forwarded": self.forwarded,
                 "faulted": self.faulted,
                 "rewrite": [[a.decode(), b.decode()] for a, b in self.rewrite]}
@@ -127,22 +156,37 @@ class State:
         except (ValueError, IndexError) as e:
             sys.stderr.write("faultproxy: bad control file: %s\n" % e)
 
-    def should_fault(self):
-        """Count one request; True when it is to be answered with 503."""
+    def fault_of(self, path):
+        """Count one request; the fault to apply to it: None (forward),
+        "503", "garbage", ("trickle", bps) or ("stall", generation)."""
         self.poll_file()
         with self.lock:
             self.total += 1
-            fault = False
-            if self.mode == "next" and self.n > 0:
+            fault = None
+            if self.match and self.match not in path:
+                pass
+            elif self.mode == "next" and self.n > 0:
                 self.n -= 1
-                fault = True
+                fault = "503"
             elif self.mode == "percent":
-                fault = random.random() * 100 < self.percent
+                if random.random() * 100 < self.percent:
+                    fault = "503"
+            elif self.mode == "garbage":
+                fault = "garbage"
+            elif self.mode == "trickle":
+                fault = ("trickle", self.bps)
+            elif self.mode == "stall":
+                fault = ("stall", self.gen)
             if fault:
                 self.faulted += 1
-            else:
+            if fault is None or isinstance(fault, tuple):
                 self.forwarded += 1
             return fault
+
+    def wait_change(self, gen, secs):
+        """Block until the fault is changed or secs elapse."""
+        with self.lock:
+            self.cv.wait_for(lambda: self.gen != gen, timeout=secs)
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -202,10 +246,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.control(body)
             return
         st = self.server.state
-        if st.should_fault():
+        fault = st.fault_of(self.path)
+        if fault == "503":
             self.answer(503, SLOWDOWN, "application/xml",
                         [("x-amz-request-id", "FAULTPROXY"),
                          ("Retry-After", "0")])
+            return
+        if fault == "garbage":
+            self.answer(200, GARBAGE, "application/xml")
             return
         conn = http.client.HTTPConnection(self.server.up_host,
                                           self.server.up_port, timeout=60)
@@ -243,11 +291,27 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.send_header("Content-Length", "0")
             self.end_headers()
             if self.command != "HEAD":
-                self.wfile.write(data)
+                self.send_body(data, fault)
         except (OSError, http.client.HTTPException) as e:
             self.answer(502, ("upstream: %s" % e).encode(), "text/plain")
         finally:
             conn.close()
+
+    def send_body(self, data, fault):
+        if isinstance(fault, tuple) and fault[0] == "trickle":
+            step = max(1, fault[1] // 10)
+            for i in range(0, len(data), step):
+                self.wfile.write(data[i:i + step])
+                self.wfile.flush()
+                time.sleep(0.1)
+            return
+        if isinstance(fault, tuple) and fault[0] == "stall":
+            self.wfile.write(data[:len(data) // 2])
+            self.wfile.flush()
+            self.server.state.wait_change(fault[1], 600)
+            self.close_connection = True
+            return
+        self.wfile.write(data)
 
     do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = do_PATCH = \
         do_OPTIONS = handle_any

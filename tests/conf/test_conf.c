@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1169,6 +1170,23 @@ static void test_conf_import_secret_mode(void **state)
 	unlink_free(auth);
 }
 
+/* a secret makes the process non-dumpable; without one it stays dumpable */
+static void test_conf_protect_secrets(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e;
+
+	assert_false(conf_holds_secret(c));
+	assert_int_equal(conf_protect_secrets(c), 0);
+	assert_int_equal(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 1);
+	assert_int_equal(conf_set(c, "secret_key", "S3CR3T", &e), 0);
+	assert_true(conf_holds_secret(c));
+	assert_int_equal(conf_protect_secrets(c), 1);
+	assert_int_equal(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 0);
+	/* back, for the tests after this one */
+	assert_int_equal(prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1207,6 +1225,7 @@ int main(void)
 		T(test_conf_validate_errors),
 		T(test_conf_render_redacts_and_roundtrips),
 		T(test_conf_release_zeroes),
+		T(test_conf_protect_secrets),
 #undef T
 	};
 

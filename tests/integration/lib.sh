@@ -269,3 +269,14 @@ start_hdfs() {
 	HPID=$(cat "$1/hadoop.pid")
 	PIDS+=("$HPID")
 }
+
+# gen_state DIR GENSTATE-ARGS...: a generated cluster state in DIR
+# (scripts/genstate.py), or the test ends with the generator's output
+gen_state() {
+	local out=$1
+	shift
+	python3 "$ROOT/scripts/genstate.py" --out "$out" "$@" >"$T/gen.log" 2>&1 || {
+		cat "$T/gen.log"
+		exit 1
+	}
+}
