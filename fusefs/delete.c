@@ -52,9 +52,30 @@ struct decision {
 #define INVAL_MAX 256
 #define GHOST_MS  10000
 
+/*
+ * Predictions (`deletable`, the status verdict) of recent renders: a walk
+ * that stats every job's status and deletable asks the engine and lists
+ * the job's storage once per decision_age, not once per file, and a job
+ * whose storage or engine just failed is not asked again for one deadline
+ * (so `du` over an unreachable store costs one deadline, not one per file).
+ * Any decision, deletion or release in the mount bumps `pred_gen`, which
+ * voids them all: a prediction never outlives a change.
+ */
+#define PRED_SLOTS 64
+struct prediction {
+	char id[24];
+	bool caller_allowed;
+	uint64_t gen;
+	int64_t mono_ms;
+	int rc;
+	struct delete_assessment a;
+};
+
 struct decision_cache {
 	pthread_mutex_t lock;
-	struct decision *head; /* protected by lock */
+	struct decision *head;		    /* protected by lock */
+	struct prediction pred[PRED_SLOTS]; /* protected by lock */
+	uint64_t pred_gen;		    /* protected by lock */
 
 	/* kernel invalidation worker; protected by lock */
 	void *fuse;
@@ -65,6 +86,13 @@ struct decision_cache {
 	char *queue[INVAL_MAX];
 	size_t n_queue;
 };
+
+static void pred_void(struct decision_cache *dc)
+{
+	pthread_mutex_lock(&dc->lock);
+	dc->pred_gen++;
+	pthread_mutex_unlock(&dc->lock);
+}
 
 struct decision_cache *decision_cache_new(void)
 {
@@ -225,6 +253,7 @@ static void after_change(struct stfs *fs, const char *id, const char *key)
 					    "metrics", ""};
 	char p[128];
 
+	pred_void(fs->dc);
 	if (key)
 		stfs_catalog_removed(fs, &key, 1);
 	else
@@ -413,6 +442,9 @@ static struct decision *decision_get(struct stfs *fs, const char *id, int *err,
 	if (!store)
 		return d;
 
+	/* a fresh answer for a deletion or release: predictions made
+	 * before it are void */
+	pred_void(dc);
 	/* remember it: replace an older entry for the job, carrying its
 	 * session (ghost and removed keys) on while it is recent */
 	copy = calloc(1, sizeof(*copy));
@@ -542,6 +574,7 @@ static void void_release(struct stfs *fs, const char *id, const char *why)
 
 	c.pid = getpid();
 	snprintf(path, sizeof(path), "/jobs/%s", id);
+	pred_void(fs->dc);
 	if (release_set(fs->rel, id, false, 0, now_ms(), NULL) == 0) {
 		log_info("job %s: its release is void: %s", id, why);
 		audit_decision(fs, &c, "void", path, "", NULL, "R2", 0);
@@ -961,8 +994,55 @@ static void assess_obj(struct stfs *fs, const struct decision *d,
 	a->cnt[cls]++;
 }
 
+static int assess_fresh(struct stfs *fs, const char *id, bool caller_allowed,
+			struct delete_assessment *a);
+
 int delete_assess(struct stfs *fs, const char *id, bool caller_allowed,
 		  struct delete_assessment *a)
+{
+	struct decision_cache *dc = fs->dc;
+	struct prediction *p, *slot = NULL;
+	int64_t now = mono_ms();
+	uint64_t gen;
+	int rc;
+
+	pthread_mutex_lock(&dc->lock);
+	gen = dc->pred_gen;
+	for (size_t i = 0; i < PRED_SLOTS; i++) {
+		p = &dc->pred[i];
+		if (p->gen == gen && p->mono_ms &&
+		    p->caller_allowed == caller_allowed &&
+		    strcmp(p->id, id) == 0 &&
+		    now - p->mono_ms <=
+			    (int64_t)(p->rc ? fs->conf.timeout_ms
+					    : fs->conf.decision_age_ms)) {
+			*a = p->a;
+			rc = p->rc;
+			pthread_mutex_unlock(&dc->lock);
+			return rc;
+		}
+	}
+	pthread_mutex_unlock(&dc->lock);
+	rc = assess_fresh(fs, id, caller_allowed, a);
+	pthread_mutex_lock(&dc->lock);
+	if (dc->pred_gen == gen) {
+		/* the oldest slot (or a free one) */
+		for (size_t i = 0; i < PRED_SLOTS; i++)
+			if (!slot || dc->pred[i].mono_ms < slot->mono_ms)
+				slot = &dc->pred[i];
+		snprintf(slot->id, sizeof(slot->id), "%s", id);
+		slot->caller_allowed = caller_allowed;
+		slot->gen = gen;
+		slot->mono_ms = now;
+		slot->rc = rc;
+		slot->a = *a;
+	}
+	pthread_mutex_unlock(&dc->lock);
+	return rc;
+}
+
+static int assess_fresh(struct stfs *fs, const char *id, bool caller_allowed,
+			struct delete_assessment *a)
 {
 	struct rule_input in;
 	struct decision *d;
