@@ -1256,40 +1256,39 @@ static int decode_imap_data(const uint8_t *p, size_t n, struct wal_record *rec)
 }
 
 int wal_walk(const uint8_t *p, size_t n, wal_record_fn fn, void *cookie,
-	     uint64_t *tail_bytes, uint64_t *bad)
+	     uint64_t *tail_bytes, struct wal_fail *fail)
 {
 	size_t pos = 0;
-	uint64_t nbad = 0;
 	int rc = 0;
 
 	if (tail_bytes)
 		*tail_bytes = 0;
-	if (bad)
-		*bad = 0;
 	if (!p && n)
 		return -EINVAL;
 	while (n - pos > WAL_HEADER_LEN) {
 		const uint8_t *h = p + pos;
-		int32_t len = (int32_t)le32(h);
+		int32_t len = (int32_t)le32(h); /* bytes 4..11: ignored */
 		struct wal_record rec;
-		size_t i;
+		const char *what = NULL;
 
-		for (i = 4; i < WAL_HEADER_LEN && !h[i]; i++)
-			;
-		if (i < WAL_HEADER_LEN) {
-			if (!pos)
-				return -EPROTO;
-			break; /* garbage after good records: a corrupt tail */
-		}
-		if (len < 0 || (size_t)len > n - pos - WAL_HEADER_LEN)
-			break;
+		if (len < 0)
+			what = "negative record length";
+		else if ((size_t)len > n - pos - WAL_HEADER_LEN)
+			break; /* a truncated tail: the file ends here */
 		rec = (struct wal_record){
 			.offset = pos,
-			.payload_len = (uint32_t)len,
+			.payload_len = len < 0 ? 0 : (uint32_t)len,
 		};
-		if (decode_imap_data(h + WAL_HEADER_LEN, (size_t)len, &rec)) {
-			nbad++;
-		} else if (fn) {
+		if (!what &&
+		    decode_imap_data(h + WAL_HEADER_LEN, (size_t)len, &rec))
+			what = "undecodable record payload";
+		if (what) {
+			if (fail)
+				*fail = (struct wal_fail){.offset = pos,
+							  .what = what};
+			return -EBADMSG;
+		}
+		if (fn) {
 			rc = fn(cookie, &rec);
 			if (rc) {
 				pos += WAL_HEADER_LEN + (size_t)len;
@@ -1300,8 +1299,6 @@ int wal_walk(const uint8_t *p, size_t n, wal_record_fn fn, void *cookie,
 	}
 	if (tail_bytes && !rc)
 		*tail_bytes = n - pos;
-	if (bad)
-		*bad = nbad;
 	return rc < 0 ? rc : 0;
 }
 
@@ -1317,9 +1314,12 @@ struct key_slot {
 	uint64_t win_off;
 	uint64_t win_bytes;
 	bool win_deleted;
+	bool tie;		/* a disagreeing record shares win_ts */
+	const uint8_t *win_val; /* borrowed; NULL for a tombstone */
+	size_t win_val_len;
 	/* newest timestamp (ts1, in file f1) and newest in any file != f1 */
 	int64_t ts1;
-	size_t f1;
+	size_t f1; /* a group, like the ts2 "other" below */
 	int64_t ts2;
 	bool has2;
 };
@@ -1328,6 +1328,7 @@ struct sum_ctx {
 	struct key_slot *slots;
 	size_t mask; /* slots - 1, a power of two minus one */
 	size_t file;
+	size_t group; /* of `file` */
 	uint64_t count;
 	bool file_ok; /* pass 3: no record of this file survives */
 	struct wal_summary *out;
@@ -1386,6 +1387,19 @@ static int sum_count(void *cookie, const struct wal_record *rec)
 	return 0;
 }
 
+/* Two records of one key at one timestamp that the reader may order either
+ * way and that do not say the same thing. */
+static bool disagree(const struct key_slot *s, const struct wal_record *rec)
+{
+	if (s->win_deleted != rec->deleted)
+		return true;
+	if (rec->deleted)
+		return false; /* deleteAll writes each tombstone twice */
+	return s->win_val_len != rec->value_len ||
+	       (rec->value_len &&
+		memcmp(s->win_val, rec->value, rec->value_len));
+}
+
 static int sum_insert(void *cookie, const struct wal_record *rec)
 {
 	struct sum_ctx *c = cookie;
@@ -1397,28 +1411,34 @@ static int sum_insert(void *cookie, const struct wal_record *rec)
 	c->out->records++;
 	if (rec->deleted)
 		c->out->tombstones++;
+	if (!fresh && ts == s->win_ts && disagree(s, rec))
+		s->tie = true;
 	if (fresh || ts > s->win_ts ||
 	    (ts == s->win_ts &&
 	     (c->file > s->win_file ||
 	      (c->file == s->win_file && rec->offset > s->win_off)))) {
+		if (fresh || ts > s->win_ts)
+			s->tie = false;
 		s->win_ts = ts;
 		s->win_file = c->file;
 		s->win_off = rec->offset;
 		s->win_bytes = WAL_HEADER_LEN + (uint64_t)rec->payload_len;
 		s->win_deleted = rec->deleted;
+		s->win_val = rec->value;
+		s->win_val_len = rec->deleted ? 0 : rec->value_len;
 	}
 	if (fresh) {
 		s->ts1 = ts;
-		s->f1 = c->file;
+		s->f1 = c->group;
 		s->has2 = false;
-	} else if (c->file == s->f1) {
+	} else if (c->group == s->f1) {
 		if (ts > s->ts1)
 			s->ts1 = ts;
 	} else if (ts > s->ts1) {
-		s->ts2 = s->ts1; /* old f1 differs from this file */
+		s->ts2 = s->ts1; /* old f1 differs from this group */
 		s->has2 = true;
 		s->ts1 = ts;
-		s->f1 = c->file;
+		s->f1 = c->group;
 	} else if (!s->has2 || ts > s->ts2) {
 		s->ts2 = ts;
 		s->has2 = true;
@@ -1435,7 +1455,7 @@ static int sum_check(void *cookie, const struct wal_record *rec)
 	s = key_find(c, key_ptr(rec), rec->key_len, &fresh);
 	if (fresh)
 		return -EFAULT; /* cannot happen: pass 2 inserted every key */
-	if (s->f1 != c->file) {
+	if (s->f1 != c->group) {
 		if (s->ts1 > rec->timestamp)
 			return 0;
 	} else if (s->has2 && s->ts2 > rec->timestamp) {
@@ -1446,10 +1466,11 @@ static int sum_check(void *cookie, const struct wal_record *rec)
 }
 
 int wal_summarize(const uint8_t *const *files, const size_t *lens,
-		  size_t nfiles, struct wal_summary *out, bool *superseded)
+		  const size_t *group, size_t nfiles, struct wal_summary *out,
+		  bool *superseded)
 {
 	struct sum_ctx c = {.out = out};
-	uint64_t tail, bad;
+	uint64_t tail;
 	size_t i, cap = 16;
 	int rc;
 
@@ -1457,10 +1478,24 @@ int wal_summarize(const uint8_t *const *files, const size_t *lens,
 		return -EINVAL;
 	*out = (struct wal_summary){0};
 	for (i = 0; i < nfiles; i++) {
-		rc = wal_walk(files[i], lens[i], sum_count, &c, NULL, NULL);
-		if (rc && rc != -EPROTO)
-			return rc;
 		out->total_bytes += lens[i];
+		if (out->failed)
+			continue;
+		rc = wal_walk(files[i], lens[i], sum_count, &c, NULL,
+			      &out->fail);
+		if (rc == -EBADMSG) {
+			out->failed = true;
+			out->fail_file = i;
+		} else if (rc) {
+			return rc;
+		}
+	}
+	if (out->failed) {
+		/* the engine never gets past this file: nothing to count */
+		for (i = 0; superseded && i < nfiles; i++)
+			superseded[i] = false;
+		out->reclaim_bytes = out->total_bytes;
+		return 0;
 	}
 	while (cap < c.count * 2) {
 		if (cap > SIZE_MAX / 2 / sizeof(*c.slots))
@@ -1473,13 +1508,13 @@ int wal_summarize(const uint8_t *const *files, const size_t *lens,
 	c.mask = cap - 1;
 	for (i = 0; i < nfiles; i++) {
 		c.file = i;
-		rc = wal_walk(files[i], lens[i], sum_insert, &c, &tail, &bad);
-		if (rc == -EPROTO) {
-			out->garbage_files++;
-			continue;
+		c.group = group ? group[i] : i;
+		rc = wal_walk(files[i], lens[i], sum_insert, &c, &tail, NULL);
+		if (rc) {
+			free(c.slots);
+			return rc;
 		}
 		out->tail_bytes += tail;
-		out->bad += bad;
 	}
 	for (i = 0; i <= c.mask; i++) {
 		struct key_slot *s = &c.slots[i];
@@ -1487,6 +1522,7 @@ int wal_summarize(const uint8_t *const *files, const size_t *lens,
 		if (!s->key)
 			continue;
 		out->keys++;
+		out->ties += s->tie;
 		if (s->win_deleted) {
 			out->dead_keys++;
 		} else {
@@ -1496,19 +1532,17 @@ int wal_summarize(const uint8_t *const *files, const size_t *lens,
 	}
 	out->reclaim_bytes = out->total_bytes - out->live_bytes;
 	for (i = 0; i < nfiles; i++) {
-		bool sup;
-
 		c.file = i;
+		c.group = group ? group[i] : i;
 		c.file_ok = true;
-		rc = wal_walk(files[i], lens[i], sum_check, &c, NULL, &bad);
-		sup = !rc && c.file_ok && !bad;
-		if (rc && rc != -EPROTO) {
+		rc = wal_walk(files[i], lens[i], sum_check, &c, NULL, NULL);
+		if (rc) {
 			free(c.slots);
 			return rc;
 		}
 		if (superseded)
-			superseded[i] = sup;
-		if (sup)
+			superseded[i] = c.file_ok;
+		if (c.file_ok)
 			out->superseded_files++;
 	}
 	free(c.slots);

@@ -1,8 +1,10 @@
 /*
  * Fuzz the WAL walker and the multi-file summary.  The input is cut into up
  * to four "files" at the byte sequence "FILE"; each is copied to its own
- * allocation so ASan catches reads past any one of them.  Cross-checks:
- * record and byte counts between wal_walk and wal_summarize.
+ * allocation so ASan catches reads past any one of them; files 2 and 3
+ * share a group (one region's 1_wal.txt and 2_wal.txt).  Cross-checks:
+ * record and byte counts between wal_walk and wal_summarize, and a load
+ * failure reported at the same file and offset by both.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -48,7 +50,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bool sup[MAX_FILES];
 	struct wal_summary s;
 	struct count total = {0};
-	uint64_t tails = 0, bads = 0;
+	uint64_t tails = 0;
+	const size_t group[MAX_FILES] = {0, 1, 2, 2};
+	struct wal_fail fail = {0};
+	size_t fail_file = 0;
+	bool failed = false;
 	size_t nf = 0, start = 0;
 
 	while (nf < MAX_FILES) {
@@ -69,24 +75,42 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		start = end + 4;
 	}
 	for (size_t i = 0; i < nf; i++) {
-		uint64_t tail, bad;
+		uint64_t tail;
+		struct wal_fail f = {0};
 		int rc = wal_walk(files[i], lens[i], count_rec, &total, &tail,
-				  &bad);
+				  &f);
 
 		if (rc == 0) {
 			if (tail > lens[i])
 				abort();
 			tails += tail;
-			bads += bad;
-		} else if (rc != -EPROTO) {
+		} else if (rc == -EBADMSG) {
+			if (!failed) {
+				failed = true;
+				fail_file = i;
+				fail = f;
+			}
+			if (f.offset + 12 >= lens[i] || !f.what)
+				abort();
+		} else {
 			abort();
 		}
 	}
-	if (wal_summarize((const uint8_t *const *)files, lens, nf, &s, sup))
+	if (wal_summarize((const uint8_t *const *)files, lens, group, nf, &s,
+			  sup))
 		goto out;
+	if (s.failed != failed)
+		abort();
+	if (failed) {
+		if (s.fail_file != fail_file || s.fail.offset != fail.offset ||
+		    strcmp(s.fail.what, fail.what) != 0 ||
+		    s.superseded_files != 0)
+			abort();
+		goto out;
+	}
 	if (s.records != total.n || s.tombstones != total.tomb ||
-	    s.tail_bytes != tails || s.bad != bads ||
-	    s.live_keys + s.dead_keys != s.keys || s.keys > s.records ||
+	    s.tail_bytes != tails || s.live_keys + s.dead_keys != s.keys ||
+	    s.keys > s.records || s.ties > s.keys ||
 	    s.live_bytes > s.total_bytes ||
 	    s.reclaim_bytes != s.total_bytes - s.live_bytes)
 		abort();

@@ -1,0 +1,32 @@
+/*
+ * imapdel — `rm` of IMap WAL regions and their files (README "Reclaiming
+ * IMap WAL space"): imap/<cluster>/<map>/<region> and the files below it.
+ * The map is decoded afresh on every call (imapsum_region_decide), the
+ * engine is asked afresh (never a cached answer), rules_decide_region()
+ * decides, and every decision, allowed or refused, is audited like a
+ * checkpoint deletion.  Functions return 0 or -errno, what `rm` prints.
+ * Thread-safe.
+ */
+#ifndef STFS_IMAPDEL_H
+#define STFS_IMAPDEL_H
+
+#include <stdbool.h>
+
+#include "delete.h"
+#include "engine.h"
+#include "rules.h"
+#include "stfs.h"
+
+/** Whether `path` (in the mount) lies below /imap/<cluster>/<map>/. */
+bool imapdel_is_region_path(const char *path);
+
+/** What the engine's answer `snap` means for a region (RE_*). */
+enum region_engine imapdel_engine(const struct stfs *fs,
+				  const struct engine_snap *snap);
+
+/** unlink(2) of a WAL file in a region. */
+int imapdel_unlink(struct stfs *fs, const struct caller *c, const char *path);
+/** rmdir(2) of a region directory (or a directory below it). */
+int imapdel_rmdir(struct stfs *fs, const struct caller *c, const char *path);
+
+#endif
