@@ -50,16 +50,23 @@ bool imapdel_is_region_path(const char *path)
 		     &rest) == 0;
 }
 
-enum region_engine imapdel_engine(const struct stfs *fs,
-				  const struct engine_snap *snap)
+enum region_engine imapdel_engine(struct stfs *fs, unsigned max_age_ms)
 {
-	if (!fs->engine)
+	struct engine_snap *snap;
+	enum region_engine e;
+
+	if (!fs->engine && !fs->test_snap)
 		return RE_UNKNOWN; /* nobody to ask */
-	if (!snap->err)
-		return RE_UP;
+	snap = stfs_engine(fs, max_age_ms ? max_age_ms : 1);
+	if (!snap)
+		return RE_UNKNOWN;
 	/* only a refused connection says the members are stopped; a timeout
 	 * or an error page may come from a running engine */
-	return snap->err == -ECONNREFUSED ? RE_STOPPED : RE_UNKNOWN;
+	e = !snap->err			 ? RE_UP
+	    : snap->err == -ECONNREFUSED ? RE_STOPPED
+					 : RE_UNKNOWN;
+	engine_snap_put(snap);
+	return e;
 }
 
 static int64_t wall_ms(void)
@@ -101,7 +108,6 @@ static int decide(struct stfs *fs, const struct caller *c, const char *path,
 		  struct rule_result *res)
 {
 	char region[256];
-	struct engine_snap *snap;
 	struct imapsum_opts o = {
 		.grace_ns = (int64_t)fs->conf.imap_grace_s * 1000000000,
 		.ro = fs->conf.ro,
@@ -113,11 +119,7 @@ static int decide(struct stfs *fs, const struct caller *c, const char *path,
 		return rc;
 	if (!fs->imap)
 		return -ENOENT;
-	snap = stfs_engine(fs, 0); /* a fresh answer */
-	if (!snap)
-		return -ENOMEM;
-	o.engine = imapdel_engine(fs, snap);
-	engine_snap_put(snap);
+	o.engine = imapdel_engine(fs, 1); /* a fresh answer */
 	return imapsum_region_decide(fs->imap, mapdir, region, &o, res);
 }
 
@@ -127,12 +129,11 @@ int imapdel_unlink(struct stfs *fs, const struct caller *c, const char *path)
 	const char *rest;
 	struct rule_result res;
 	struct be_attr a;
-	int rc = decide(fs, c, path, mapdir, sizeof(mapdir), &rest, &res);
+	size_t n;
+	int rc;
 
-	if (rc)
-		return rc == -EINVAL ? -EPERM : rc;
-	if (!*rest)
-		return -EISDIR;
+	if (!fs->imap)
+		return -ENOENT;
 	if (snprintf(key, sizeof(key), "%s", path + 6) >= (int)sizeof(key))
 		return -ENAMETOOLONG;
 	rc = be_stat(fs->imap, key, &a);
@@ -140,6 +141,17 @@ int imapdel_unlink(struct stfs *fs, const struct caller *c, const char *path)
 		return rc;
 	if (a.type != BE_FILE)
 		return -EISDIR;
+	n = strlen(key);
+	rc = decide(fs, c, path, mapdir, sizeof(mapdir), &rest, &res);
+	if (rc == -ENOENT || rc == -EINVAL || n < 7 ||
+	    strcmp(key + n - 7, "wal.txt") != 0) {
+		/* not a WAL file of a region the engine reads: stfs does not
+		 * remove what it cannot judge */
+		res = (struct rule_result){.err = EPERM, .rule = "W1"};
+		rc = 0;
+	}
+	if (rc)
+		return rc;
 	if (res.err) {
 		audit_region(fs, c, "unlink", path, key, res.rule, res.err);
 		return -res.err;
@@ -158,18 +170,18 @@ int imapdel_rmdir(struct stfs *fs, const struct caller *c, const char *path)
 	int rc = decide(fs, c, path, mapdir, sizeof(mapdir), &rest, &res);
 
 	if (rc == -ENOENT && fs->imap) {
+		/* no WAL file left (rm -r removed them): an empty directory,
+		 * which holds no record and no file a member appends to */
+		struct region_input in = {
+			.ro = fs->conf.ro,
+			.caller_allowed = delete_caller_allowed(fs, c),
+		};
 		struct be_attr a;
 
-		/* no WAL file left (rm -r removed them): an empty directory
-		 * goes under the same caller and mount rules */
 		if (be_stat(fs->imap, key, &a) != 0 || a.type != BE_DIR)
 			return -ENOENT;
-		if (fs->conf.ro)
-			res = (struct rule_result){.err = EROFS, .rule = "W5"};
-		else if (!delete_caller_allowed(fs, c))
-			res = (struct rule_result){.err = EACCES, .rule = "W4"};
-		else
-			res = (struct rule_result){.err = 0, .rule = ""};
+		in.engine = imapdel_engine(fs, 1);
+		rules_decide_region(&in, &res);
 		rc = 0;
 	}
 	if (rc)

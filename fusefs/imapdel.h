@@ -20,9 +20,13 @@
 /** Whether `path` (in the mount) lies below /imap/<cluster>/<map>/. */
 bool imapdel_is_region_path(const char *path);
 
-/** What the engine's answer `snap` means for a region (RE_*). */
-enum region_engine imapdel_engine(const struct stfs *fs,
-				  const struct engine_snap *snap);
+/**
+ * What the engine says for a region (RE_*), from an answer at most
+ * `max_age_ms` old (waits for the fetch; never the previous answer while
+ * a refresh runs): only a refused connection means every member is
+ * stopped; no engine configured, a timeout or an error is RE_UNKNOWN.
+ */
+enum region_engine imapdel_engine(struct stfs *fs, unsigned max_age_ms);
 
 /** unlink(2) of a WAL file in a region. */
 int imapdel_unlink(struct stfs *fs, const struct caller *c, const char *path);

@@ -896,7 +896,8 @@ int tree_render(struct view *v, const struct node *n, struct buf *out,
 			struct imapsum_opts o = {
 				.grace_ns = (int64_t)v->fs->conf.imap_grace_s *
 					    1000000000,
-				.engine = imapdel_engine(v->fs, v->snap),
+				.engine = imapdel_engine(
+					v->fs, v->fs->conf.engine_ttl_ms),
 				.ro = v->fs->conf.ro,
 			};
 
