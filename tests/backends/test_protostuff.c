@@ -992,6 +992,28 @@ static void test_wal_summarize_single_file_fixtures(void **state)
 	}
 }
 
+/* Engine-written bytes from the engine's own repository (upstream/README). */
+static void test_decode_ckpt_upstream_fixtures(void **state)
+{
+	struct pstuff_ckpt c;
+	size_t n;
+	uint8_t *p = load("upstream/legacy_v0_pipeline_state.ser", &n);
+
+	(void)state;
+	assert_int_equal(pstuff_decode_ckpt(p, n, &c), 0);
+	assert_string_equal(c.job_id, "733584788375093248");
+	assert_int_equal(c.pipeline_id, 0);
+	assert_int_equal(c.checkpoint_id, 7);
+	assert_true(c.has_states);
+	assert_int_equal(c.cc_job_id, 733584788375093248LL);
+	assert_int_equal(c.trigger_ts, 1748595600000LL);
+	assert_int_equal(c.completed_ts, 1748595600123LL);
+	assert_int_equal(c.type, CKPT_SAVEPOINT);
+	assert_int_equal(c.n_actions, 1);
+	assert_false(c.is_restored);
+	free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1005,6 +1027,7 @@ int main(void)
 		cmocka_unit_test(test_decode_ckpt_head_rejects_bad_length),
 		cmocka_unit_test(test_ckpt_to_json_fixtures),
 		cmocka_unit_test(test_ckpt_to_json_old_table_and_errors),
+		cmocka_unit_test(test_decode_ckpt_upstream_fixtures),
 		cmocka_unit_test(test_wal_walk_fixtures),
 		cmocka_unit_test(test_wal_walk_keys_and_values),
 		cmocka_unit_test(test_wal_walk_hostile),
