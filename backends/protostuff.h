@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "buf.h"
 
@@ -154,13 +155,29 @@ struct wal_summary {
  * included) has a strictly newer record (greater timestamp) for the same
  * key in a file of ANOTHER group, so removing that group cannot change what
  * the engine reads back.  A file with no record is superseded; when the
- * load fails (out->failed) no file is.  Allocates a temporary hash table of
- * borrowed key pointers, freed before returning; nothing is kept.  0;
+ * load fails (out->failed) no file is.  Allocates a temporary hash table
+ * (a copy of each key), freed before returning; nothing is kept.  0;
  * -ENOMEM; -EOVERFLOW on absurd sizes; -EINVAL on NULL arrays with nfiles
  * > 0.  Thread-safe (pure function of its inputs).
  */
 int wal_summarize(const uint8_t *const *files, const size_t *lens,
 		  const size_t *group, size_t nfiles, struct wal_summary *out,
 		  bool *superseded);
+
+/* Reads len bytes of file `file` at `off` into buf: len, or -errno. */
+typedef ssize_t (*wal_read_fn)(void *cookie, size_t file, void *buf, size_t len,
+			       uint64_t off);
+
+/**
+ * wal_summarize() over files read through `rd` (sizes[i] bytes each), in
+ * windows of about `chunk` bytes (grown only to hold one record longer
+ * than that): memory is the window plus one copy of each distinct key,
+ * whatever the files' size.  Two passes over every file.  Same results
+ * and errors as wal_summarize(), plus rd's -errno (-EIO when a file is
+ * shorter than its size).
+ */
+int wal_summarize_stream(wal_read_fn rd, void *cookie, const uint64_t *sizes,
+			 const size_t *group, size_t nfiles, size_t chunk,
+			 struct wal_summary *out, bool *superseded);
 
 #endif

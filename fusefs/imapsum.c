@@ -23,8 +23,6 @@ struct wal_file {
 	char *name; /* below the map directory */
 	uint64_t size;
 	int64_t mtime_ns;
-	uint8_t *data;
-	size_t len;
 	size_t region; /* index into walk.regions */
 };
 
@@ -74,10 +72,6 @@ static int walk_fill(void *cookie, const char *name, const struct be_attr *a)
 
 	if (!is_wal(name) || a->type != BE_FILE)
 		return 0;
-	if (w->total + a->size > IMAPSUM_MAX_BYTES) {
-		w->err = -EFBIG;
-		return 1;
-	}
 	if (w->n_files == w->cap_files) {
 		size_t cap = w->cap_files ? w->cap_files * 2 : 16;
 		struct wal_file *f = realloc(w->files, cap * sizeof(*f));
@@ -139,36 +133,54 @@ static int cmp_file(const void *a, const void *b)
 	return strcmp(x, y);
 }
 
-/* Read every collected file on its own, in order, and tie it to its
- * region (the engine's reader parses each file separately). */
-static int read_regions(struct walk *w, struct backend *be, const char *mapdir)
+/* Tie every collected file, in order, to its region; nothing is read
+ * here: the summary streams each file on its own (the engine's reader
+ * parses each file separately). */
+static int read_regions(struct walk *w)
 {
-	char path[2048];
-
 	qsort(w->files, w->n_files, sizeof(*w->files), cmp_file);
 	for (size_t i = 0; i < w->n_files; i++) {
 		struct wal_file *f = &w->files[i];
-		struct region *r;
-		ssize_t got;
+		struct region *r = region_of(w, f->name, region_len(f->name));
 
-		r = region_of(w, f->name, region_len(f->name));
 		if (!r)
 			return -ENOMEM;
-		f->data = malloc(f->size + 1);
-		if (!f->data)
-			return -ENOMEM;
-		snprintf(path, sizeof(path), "%s/%s", mapdir, f->name);
-		got = f->size ? be_read(be, path, f->data, f->size, 0) : 0;
-		if (got < 0)
-			return (int)got;
-		f->len = (size_t)got;
 		f->region = (size_t)(r - w->regions);
-		r->len += f->len;
+		r->len += f->size;
 		if (r->files == 0 || f->mtime_ns > r->mtime_ns)
 			r->mtime_ns = f->mtime_ns;
 		r->files++;
 	}
 	return 0;
+}
+
+struct be_files {
+	struct backend *be;
+	const char *mapdir;
+	const struct walk *w;
+};
+
+static ssize_t be_files_read(void *cookie, size_t f, void *buf, size_t len,
+			     uint64_t off)
+{
+	const struct be_files *b = cookie;
+	char path[2048];
+	size_t done = 0;
+
+	if (snprintf(path, sizeof(path), "%s/%s", b->mapdir,
+		     b->w->files[f].name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	while (done < len) {
+		ssize_t got = be_read(b->be, path, (uint8_t *)buf + done,
+				      len - done, (off_t)(off + done));
+
+		if (got < 0)
+			return got;
+		if (got == 0)
+			return -EIO; /* shorter than listed */
+		done += (size_t)got;
+	}
+	return (ssize_t)done;
 }
 
 static int64_t wall_ns(void)
@@ -188,18 +200,17 @@ struct mapsum {
 
 static void mapsum_free(struct mapsum *m)
 {
-	for (size_t i = 0; i < m->w.n_files; i++) {
+	for (size_t i = 0; i < m->w.n_files; i++)
 		free(m->w.files[i].name);
-		free(m->w.files[i].data);
-	}
 	free(m->w.files);
 	free(m->w.regions);
 }
 
 static int mapsum_load(struct backend *be, const char *mapdir, struct mapsum *m)
 {
-	const uint8_t **data = NULL;
-	size_t *lens = NULL, *group = NULL;
+	struct be_files bf = {.be = be, .mapdir = mapdir, .w = &m->w};
+	uint64_t *sizes = NULL;
+	size_t *group = NULL;
 	bool *sup = NULL;
 	int rc;
 
@@ -209,23 +220,22 @@ static int mapsum_load(struct backend *be, const char *mapdir, struct mapsum *m)
 	if (rc == 0)
 		rc = m->w.err;
 	if (rc == 0)
-		rc = read_regions(&m->w, be, mapdir);
+		rc = read_regions(&m->w);
 	if (rc)
 		return rc;
-	data = calloc(m->w.n_files + 1, sizeof(*data));
-	lens = calloc(m->w.n_files + 1, sizeof(*lens));
+	sizes = calloc(m->w.n_files + 1, sizeof(*sizes));
 	group = calloc(m->w.n_files + 1, sizeof(*group));
 	sup = calloc(m->w.n_files + 1, sizeof(*sup));
-	if (!data || !lens || !group || !sup) {
+	if (!sizes || !group || !sup) {
 		rc = -ENOMEM;
 		goto out;
 	}
 	for (size_t i = 0; i < m->w.n_files; i++) {
-		data[i] = m->w.files[i].data;
-		lens[i] = m->w.files[i].len;
+		sizes[i] = m->w.files[i].size;
 		group[i] = m->w.files[i].region;
 	}
-	rc = wal_summarize(data, lens, group, m->w.n_files, &m->s, sup);
+	rc = wal_summarize_stream(be_files_read, &bf, sizes, group,
+				  m->w.n_files, IMAPSUM_WINDOW, &m->s, sup);
 	if (rc)
 		goto out;
 	for (size_t i = 0; i < m->w.n; i++) {
@@ -237,8 +247,7 @@ static int mapsum_load(struct backend *be, const char *mapdir, struct mapsum *m)
 		if (!sup[i])
 			m->w.regions[m->w.files[i].region].sup = false;
 out:
-	free(data);
-	free(lens);
+	free(sizes);
 	free(group);
 	free(sup);
 	return rc;
@@ -312,13 +321,6 @@ int imapsum_render(struct backend *be, const char *mapdir,
 	buf_printf(out, "%-13s", "map");
 	textesc_puts(out, map ? map + 1 : mapdir);
 	buf_puts(out, "\n");
-	if (rc == -EFBIG) {
-		rc = buf_printf(out,
-				"%-13smore than %" PRIu64
-				" bytes of WAL: too large to decode here\n",
-				"summary", IMAPSUM_MAX_BYTES);
-		goto out;
-	}
 	if (rc)
 		goto out;
 	buf_printf(out, "%-13s%zu\n", "regions", m.w.n);

@@ -18,8 +18,9 @@
  * stores, N in numeric order) are each parsed on their own, as the
  * engine's reader does; a record the reader aborts on is reported as
  * "the engine would fail to load this map: ..., at file F offset O".
- * Reading stops at imapsum_max_bytes in total: a larger map is reported
- * as too large to decode.  Thread-safe.
+ * The files are streamed (wal_summarize_stream) in IMAPSUM_WINDOW-byte
+ * windows, twice: memory is one window plus a copy of each distinct key,
+ * whatever the size of the WAL.  Thread-safe.
  */
 #ifndef STFS_IMAPSUM_H
 #define STFS_IMAPSUM_H
@@ -28,7 +29,7 @@
 #include "buf.h"
 #include "rules.h"
 
-#define IMAPSUM_MAX_BYTES ((uint64_t)256 << 20)
+#define IMAPSUM_WINDOW ((size_t)1 << 20)
 
 #define IMAPSUM_GRACE_S 3600 /* default of conf imap_grace */
 

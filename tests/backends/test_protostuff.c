@@ -1014,6 +1014,58 @@ static void test_decode_ckpt_upstream_fixtures(void **state)
 	free(p);
 }
 
+struct memf {
+	struct cut *c;
+	unsigned reads;
+};
+
+static ssize_t memf_read(void *cookie, size_t f, void *buf, size_t len,
+			 uint64_t off)
+{
+	struct memf *m = cookie;
+
+	assert_true(off + len <= m->c[f].len);
+	memcpy(buf, m->c[f].data + off, len);
+	m->reads++;
+	return (ssize_t)len;
+}
+
+/* The streaming summary gives the same answer in windows of any size, a
+ * torn tail and a record longer than the window included. */
+static void test_wal_summarize_stream_windows(void **state)
+{
+	struct cut c[3] = {0};
+	struct wal_summary whole, w;
+	bool sup[3], sup2[3];
+	uint64_t sizes[3];
+	size_t n;
+	uint8_t *t = load("wal_truncated_tail.wal", &n);
+
+	(void)state;
+	cut_add(&c[0], "wal_live_and_tombstone.wal", 0);
+	cut_add(&c[0], "wal_checkpoint_id_map.wal", 0);
+	cut_add(&c[1], "wal_live_and_tombstone.wal", 1);
+	cut_add(&c[1], "wal_checkpoint_id_map.wal", 1);
+	c[2].data = t;
+	c[2].len = n;
+	assert_int_equal(summarize(c, 3, &whole, sup), 0);
+	assert_true(whole.tail_bytes > 0);
+	for (int i = 0; i < 3; i++)
+		sizes[i] = c[i].len;
+	for (size_t chunk = 1; chunk < 400; chunk += 7) {
+		struct memf m = {.c = c};
+
+		assert_int_equal(wal_summarize_stream(memf_read, &m, sizes,
+						      NULL, 3, chunk, &w, sup2),
+				 0);
+		assert_memory_equal(&w, &whole, sizeof(w));
+		assert_memory_equal(sup2, sup, sizeof(sup));
+		if (chunk < 100)
+			assert_true(m.reads > 6); /* really in windows */
+	}
+	cuts_free(c, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1038,6 +1090,7 @@ int main(void)
 		cmocka_unit_test(test_wal_summarize_load_fails),
 		cmocka_unit_test(test_wal_summarize_groups),
 		cmocka_unit_test(test_wal_summarize_ties),
+		cmocka_unit_test(test_wal_summarize_stream_windows),
 		cmocka_unit_test(test_wal_summarize_single_file_fixtures),
 	};
 

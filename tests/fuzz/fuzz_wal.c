@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,22 @@ static int count_rec(void *cookie, const struct wal_record *rec)
 		sink ^= (uint8_t)rec->value_class[i];
 	(void)sink;
 	return 0;
+}
+
+struct mem {
+	uint8_t **files;
+	size_t *lens;
+};
+
+static ssize_t mem_read(void *cookie, size_t f, void *buf, size_t len,
+			uint64_t off)
+{
+	struct mem *m = cookie;
+
+	if (off > m->lens[f] || len > m->lens[f] - off)
+		abort(); /* the reader asks only for what exists */
+	memcpy(buf, m->files[f] + off, len);
+	return (ssize_t)len;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -101,6 +118,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto out;
 	if (s.failed != failed)
 		abort();
+	{
+		/* the streaming form, in the smallest windows, agrees */
+		struct wal_summary t;
+		bool sup2[MAX_FILES];
+		uint64_t sizes[MAX_FILES];
+		struct mem m = {files, lens};
+
+		for (size_t i = 0; i < nf; i++)
+			sizes[i] = lens[i];
+		if (wal_summarize_stream(mem_read, &m, sizes, group, nf, 1, &t,
+					 sup2))
+			abort();
+		if (memcmp(&t.records, &s.records,
+			   offsetof(struct wal_summary, failed)) ||
+		    t.failed != s.failed ||
+		    (t.failed && (t.fail_file != s.fail_file ||
+				  t.fail.offset != s.fail.offset)))
+			abort();
+		for (size_t i = 0; i < nf; i++)
+			if (sup2[i] != sup[i])
+				abort();
+	}
 	if (failed) {
 		if (s.fail_file != fail_file || s.fail.offset != fail.offset ||
 		    strcmp(s.fail.what, fail.what) != 0 ||
