@@ -84,6 +84,11 @@ static void audit_region(struct stfs *fs, const struct caller *c,
 	struct audit_rec r;
 	char comm[64] = "";
 
+	/* the same counters as checkpoint deletions (stfs.prom) */
+	if (err)
+		STFS_INC(fs, deletions_refused);
+	else if (strcmp(op, "unlink") == 0)
+		STFS_INC(fs, deletions_allowed);
 	if (!fs->audit)
 		return;
 	audit_comm(c->pid, comm, sizeof(comm));

@@ -2,6 +2,7 @@
  * test_imapsum — the IMap map summary over a fake backend holding WAL
  * regions built from the real protostuff fixtures.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -385,6 +386,58 @@ static void test_imapsum_load_fails_verdict(void **state)
 	free(wal);
 }
 
+/* rm's decision (imapsum_region_decide) is the summary's verdict, for
+ * every region, engine state, mount flag and caller. */
+static void test_imapsum_rm_decision_is_the_verdict(void **state)
+{
+	static const char *const names[] = {"100", "200", "300", "400"};
+	struct fx f;
+
+	(void)state;
+	fx_open(&f);
+	fx_add(&f, "c/m/100/wal.txt", 0, NOW - 3 * HOUR);
+	fx_add(&f, "c/m/200/wal.txt", 1, NOW - 2 * HOUR);
+	fx_add(&f, "c/m/300/wal.txt", 2, NOW - 10 * 60 * NS);
+	fx_add(&f, "c/m/400/wal.txt", 0, NOW - 4 * HOUR);
+	for (int e = RE_UNKNOWN; e <= RE_STOPPED; e++) {
+		for (int flags = 0; flags < 4; flags++) {
+			const char *out;
+
+			f.o.engine = (enum region_engine)e;
+			f.o.ro = flags & 1;
+			f.o.caller_denied = flags & 2;
+			out = fx_render(&f);
+			for (size_t i = 0; i < 4; i++) {
+				struct rule_result r;
+				char want[64];
+				const char *line;
+
+				assert_int_equal(imapsum_region_decide(
+							 f.be, "c/m", names[i],
+							 &f.o, &r),
+						 0);
+				snprintf(want, sizeof(want), "\n%s ", names[i]);
+				line = strstr(out, want);
+				assert_non_null(line);
+				line = strstr(line + 1,
+					      r.err ? strerrorname_np(r.err)
+						    : "removable");
+				assert_non_null(line);
+				assert_true(line < strchr(strstr(out, want) + 1,
+							  '\n'));
+			}
+		}
+	}
+	{
+		struct rule_result r;
+
+		assert_int_equal(
+			imapsum_region_decide(f.be, "c/m", "999", &f.o, &r),
+			-ENOENT);
+	}
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +450,7 @@ int main(void)
 		cmocka_unit_test(test_imapsum_numeric_file_order_and_ties),
 		cmocka_unit_test(test_imapsum_header_bytes_ignored),
 		cmocka_unit_test(test_imapsum_load_fails_verdict),
+		cmocka_unit_test(test_imapsum_rm_decision_is_the_verdict),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
