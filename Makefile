@@ -54,7 +54,7 @@ SAN_TEST_BINS := $(TEST_SRCS:%.c=build-san/%)
 TSAN_OBJS := $(LIB_SRCS:%.c=build-tsan/%.o) build-tsan/fusefs/main.o
 TSAN_FLAGS = -fsanitize=thread -fno-omit-frame-pointer -O1 -g
 
-.PHONY: all deps demo demo-stop test unit check fuzz bench install uninstall \
+.PHONY: all deps demo demo-stop test unit check fuzz bench bench-wal install uninstall \
 	format format-check lint clang-check clean
 all: build/stfs
 
@@ -128,6 +128,11 @@ demo-stop:
 
 bench: deps all
 	@scripts/bench.sh
+	@scripts/bench-wal.sh
+
+# the IMap summary of a 1 GiB WAL alone (throughput, peak RSS)
+bench-wal: all
+	@scripts/bench-wal.sh
 
 # install: the binary, the man page, an example configuration (and
 # SYSCONFDIR/stfs/stfs.conf from it when there is none), the systemd unit.

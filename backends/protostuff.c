@@ -1256,40 +1256,39 @@ static int decode_imap_data(const uint8_t *p, size_t n, struct wal_record *rec)
 }
 
 int wal_walk(const uint8_t *p, size_t n, wal_record_fn fn, void *cookie,
-	     uint64_t *tail_bytes, uint64_t *bad)
+	     uint64_t *tail_bytes, struct wal_fail *fail)
 {
 	size_t pos = 0;
-	uint64_t nbad = 0;
 	int rc = 0;
 
 	if (tail_bytes)
 		*tail_bytes = 0;
-	if (bad)
-		*bad = 0;
 	if (!p && n)
 		return -EINVAL;
 	while (n - pos > WAL_HEADER_LEN) {
 		const uint8_t *h = p + pos;
-		int32_t len = (int32_t)le32(h);
+		int32_t len = (int32_t)le32(h); /* bytes 4..11: ignored */
 		struct wal_record rec;
-		size_t i;
+		const char *what = NULL;
 
-		for (i = 4; i < WAL_HEADER_LEN && !h[i]; i++)
-			;
-		if (i < WAL_HEADER_LEN) {
-			if (!pos)
-				return -EPROTO;
-			break; /* garbage after good records: a corrupt tail */
-		}
-		if (len < 0 || (size_t)len > n - pos - WAL_HEADER_LEN)
-			break;
+		if (len < 0)
+			what = "negative record length";
+		else if ((size_t)len > n - pos - WAL_HEADER_LEN)
+			break; /* a truncated tail: the file ends here */
 		rec = (struct wal_record){
 			.offset = pos,
-			.payload_len = (uint32_t)len,
+			.payload_len = len < 0 ? 0 : (uint32_t)len,
 		};
-		if (decode_imap_data(h + WAL_HEADER_LEN, (size_t)len, &rec)) {
-			nbad++;
-		} else if (fn) {
+		if (!what &&
+		    decode_imap_data(h + WAL_HEADER_LEN, (size_t)len, &rec))
+			what = "undecodable record payload";
+		if (what) {
+			if (fail)
+				*fail = (struct wal_fail){.offset = pos,
+							  .what = what};
+			return -EBADMSG;
+		}
+		if (fn) {
 			rc = fn(cookie, &rec);
 			if (rc) {
 				pos += WAL_HEADER_LEN + (size_t)len;
@@ -1300,15 +1299,13 @@ int wal_walk(const uint8_t *p, size_t n, wal_record_fn fn, void *cookie,
 	}
 	if (tail_bytes && !rc)
 		*tail_bytes = n - pos;
-	if (bad)
-		*bad = nbad;
 	return rc < 0 ? rc : 0;
 }
 
 /* ---- WAL summary */
 
 struct key_slot {
-	const uint8_t *key; /* borrowed; NULL: empty slot */
+	uint8_t *key; /* owned copy; NULL: empty slot */
 	size_t key_len;
 	uint64_t hash;
 	/* the winner: newest (ts, file, offset) */
@@ -1317,7 +1314,10 @@ struct key_slot {
 	uint64_t win_off;
 	uint64_t win_bytes;
 	bool win_deleted;
-	/* newest timestamp (ts1, in file f1) and newest in any file != f1 */
+	bool tie;	    /* a disagreeing record shares win_ts */
+	uint64_t win_vhash; /* of the winner's value (0 for a tombstone) */
+	size_t win_val_len;
+	/* newest timestamp (ts1, in group f1) and newest in any group != f1 */
 	int64_t ts1;
 	size_t f1;
 	int64_t ts2;
@@ -1326,10 +1326,13 @@ struct key_slot {
 
 struct sum_ctx {
 	struct key_slot *slots;
-	size_t mask; /* slots - 1, a power of two minus one */
-	size_t file;
-	uint64_t count;
-	bool file_ok; /* pass 3: no record of this file survives */
+	size_t mask;   /* slots - 1, a power of two minus one */
+	size_t used;   /* occupied slots */
+	size_t file;   /* the file being walked */
+	size_t group;  /* of `file` */
+	uint64_t base; /* file offset of the window being walked */
+	bool file_ok;  /* pass 2: no record of this file survives */
+	int err;       /* -ENOMEM from a callback */
 	struct wal_summary *out;
 };
 
@@ -1345,45 +1348,85 @@ static uint64_t key_hash(const uint8_t *k, size_t n)
 	return h;
 }
 
-static struct key_slot *key_find(struct sum_ctx *c, const uint8_t *k, size_t n,
-				 bool *fresh)
+static struct key_slot *slot_of(struct key_slot *slots, size_t mask,
+				const uint8_t *k, size_t n, uint64_t h)
 {
-	uint64_t h = key_hash(k, n);
-	size_t i = (size_t)h & c->mask;
+	size_t i = (size_t)h & mask;
 
 	for (;;) {
-		struct key_slot *s = &c->slots[i];
+		struct key_slot *s = &slots[i];
 
-		if (!s->key) {
-			*fresh = true;
-			s->key = k;
-			s->key_len = n;
-			s->hash = h;
+		if (!s->key ||
+		    (s->hash == h && s->key_len == n && !memcmp(s->key, k, n)))
 			return s;
-		}
-		if (s->hash == h && s->key_len == n && !memcmp(s->key, k, n)) {
-			*fresh = false;
-			return s;
-		}
-		i = (i + 1) & c->mask;
+		i = (i + 1) & mask;
 	}
 }
 
-/* Keys must not be NULL in the table: an empty key gets a stable pointer. */
-static const uint8_t *key_ptr(const struct wal_record *rec)
+/* Double the table (keys are owned: they move with their slots). */
+static int grow(struct sum_ctx *c)
 {
-	static const uint8_t empty;
+	size_t cap = (c->mask + 1) * 2, i;
+	struct key_slot *n;
 
-	return rec->key_len ? rec->key : &empty;
+	if (cap > SIZE_MAX / sizeof(*n))
+		return -EOVERFLOW;
+	n = calloc(cap, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	for (i = 0; i <= c->mask; i++)
+		if (c->slots[i].key)
+			*slot_of(n, cap - 1, c->slots[i].key,
+				 c->slots[i].key_len, c->slots[i].hash) =
+				c->slots[i];
+	free(c->slots);
+	c->slots = n;
+	c->mask = cap - 1;
+	return 0;
 }
 
-static int sum_count(void *cookie, const struct wal_record *rec)
+/* The slot of key k; a fresh one (a copy of k) when `insert`, else NULL
+ * when absent.  *fresh tells which; NULL with c->err set on ENOMEM. */
+static struct key_slot *key_find(struct sum_ctx *c, const uint8_t *k, size_t n,
+				 bool insert, bool *fresh)
 {
-	struct sum_ctx *c = cookie;
+	uint64_t h = key_hash(k, n);
+	struct key_slot *s = slot_of(c->slots, c->mask, k, n, h);
 
-	(void)rec;
-	c->count++;
-	return 0;
+	*fresh = !s->key;
+	if (!*fresh || !insert)
+		return *fresh ? NULL : s;
+	if ((c->used + 1) * 2 > c->mask + 1) {
+		int rc = grow(c);
+
+		if (rc) {
+			c->err = rc;
+			return NULL;
+		}
+		s = slot_of(c->slots, c->mask, k, n, h);
+	}
+	s->key = malloc(n ? n : 1);
+	if (!s->key) {
+		c->err = -ENOMEM;
+		return NULL;
+	}
+	memcpy(s->key, k, n);
+	s->key_len = n;
+	s->hash = h;
+	c->used++;
+	return s;
+}
+
+/* Two records of one key at one timestamp that the reader may order either
+ * way and that do not say the same thing. */
+static bool disagree(const struct key_slot *s, const struct wal_record *rec,
+		     uint64_t vhash)
+{
+	if (s->win_deleted != rec->deleted)
+		return true;
+	if (rec->deleted)
+		return false; /* deleteAll writes each tombstone twice */
+	return s->win_val_len != rec->value_len || s->win_vhash != vhash;
 }
 
 static int sum_insert(void *cookie, const struct wal_record *rec)
@@ -1392,33 +1435,43 @@ static int sum_insert(void *cookie, const struct wal_record *rec)
 	struct key_slot *s;
 	bool fresh;
 	int64_t ts = rec->timestamp;
+	uint64_t off = c->base + rec->offset;
+	uint64_t vh = rec->deleted ? 0 : key_hash(rec->value, rec->value_len);
 
-	s = key_find(c, key_ptr(rec), rec->key_len, &fresh);
+	s = key_find(c, rec->key, rec->key_len, true, &fresh);
+	if (!s)
+		return c->err;
 	c->out->records++;
 	if (rec->deleted)
 		c->out->tombstones++;
+	if (!fresh && ts == s->win_ts && disagree(s, rec, vh))
+		s->tie = true;
 	if (fresh || ts > s->win_ts ||
 	    (ts == s->win_ts &&
 	     (c->file > s->win_file ||
-	      (c->file == s->win_file && rec->offset > s->win_off)))) {
+	      (c->file == s->win_file && off > s->win_off)))) {
+		if (fresh || ts > s->win_ts)
+			s->tie = false;
 		s->win_ts = ts;
 		s->win_file = c->file;
-		s->win_off = rec->offset;
+		s->win_off = off;
 		s->win_bytes = WAL_HEADER_LEN + (uint64_t)rec->payload_len;
 		s->win_deleted = rec->deleted;
+		s->win_vhash = vh;
+		s->win_val_len = rec->deleted ? 0 : rec->value_len;
 	}
 	if (fresh) {
 		s->ts1 = ts;
-		s->f1 = c->file;
+		s->f1 = c->group;
 		s->has2 = false;
-	} else if (c->file == s->f1) {
+	} else if (c->group == s->f1) {
 		if (ts > s->ts1)
 			s->ts1 = ts;
 	} else if (ts > s->ts1) {
-		s->ts2 = s->ts1; /* old f1 differs from this file */
+		s->ts2 = s->ts1; /* old f1 differs from this group */
 		s->has2 = true;
 		s->ts1 = ts;
-		s->f1 = c->file;
+		s->f1 = c->group;
 	} else if (!s->has2 || ts > s->ts2) {
 		s->ts2 = ts;
 		s->has2 = true;
@@ -1432,10 +1485,10 @@ static int sum_check(void *cookie, const struct wal_record *rec)
 	struct key_slot *s;
 	bool fresh;
 
-	s = key_find(c, key_ptr(rec), rec->key_len, &fresh);
-	if (fresh)
-		return -EFAULT; /* cannot happen: pass 2 inserted every key */
-	if (s->f1 != c->file) {
+	s = key_find(c, rec->key, rec->key_len, false, &fresh);
+	if (!s)
+		return -EFAULT; /* cannot happen: pass 1 inserted every key */
+	if (s->f1 != c->group) {
 		if (s->ts1 > rec->timestamp)
 			return 0;
 	} else if (s->has2 && s->ts2 > rec->timestamp) {
@@ -1445,41 +1498,144 @@ static int sum_check(void *cookie, const struct wal_record *rec)
 	return 1; /* one surviving record is enough */
 }
 
-int wal_summarize(const uint8_t *const *files, const size_t *lens,
-		  size_t nfiles, struct wal_summary *out, bool *superseded)
+/*
+ * Walk file `f` in windows of at most `chunk` bytes (grown to hold one
+ * whole record): the records seen, offsets relative to the file, are the
+ * ones wal_walk() would see on the whole file.  `go` (may be NULL) ends
+ * the walk early once false.  0 / -EBADMSG (*fail) / -errno.
+ */
+static int walk_file(wal_read_fn rd, void *cookie, size_t f, uint64_t size,
+		     size_t chunk, wal_record_fn fn, struct sum_ctx *c,
+		     const bool *go, uint64_t *tail, struct wal_fail *fail)
+{
+	uint8_t *buf = NULL;
+	size_t cap = 0, have = 0;
+	uint64_t base = 0;
+	int rc = 0;
+
+	*tail = 0;
+	if (chunk < 64)
+		chunk = 64;
+	for (;;) {
+		uint64_t left = size - base - have, t;
+		size_t want = cap - have;
+		ssize_t got;
+
+		if (!cap || (have == cap && left)) {
+			size_t ncap = cap ? cap * 2 : chunk;
+			uint8_t *nb;
+
+			if (ncap > size - base)
+				ncap = size - base ? (size_t)(size - base) : 1;
+			if (ncap <= cap)
+				ncap = cap + 1;
+			nb = realloc(buf, ncap);
+			if (!nb) {
+				rc = -ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap = ncap;
+			want = cap - have;
+		}
+		if (want > left)
+			want = (size_t)left;
+		got = want ? rd(cookie, f, buf + have, want, base + have) : 0;
+		if (got < 0) {
+			rc = (int)got;
+			break;
+		}
+		if ((size_t)got != want) {
+			rc = -EIO; /* the file shrank under us */
+			break;
+		}
+		have += (size_t)got;
+		c->base = base;
+		rc = wal_walk(buf, have, fn, c, &t, fail);
+		if (rc == -EBADMSG && fail)
+			fail->offset += base;
+		if (rc < 0 || (go && !*go))
+			break;
+		rc = 0;
+		if (base + have == size) {
+			*tail = t;
+			break;
+		}
+		if (t < have) {
+			/* keep the unfinished record; the window starts there
+			 */
+			memmove(buf, buf + have - t, (size_t)t);
+			base += have - t;
+			have = (size_t)t;
+		} else if (have >= WAL_HEADER_LEN) {
+			/* one record longer than the window: make room */
+			int32_t len = (int32_t)le32(buf);
+
+			if (len >= 0 &&
+			    base + WAL_HEADER_LEN + (uint64_t)len > size) {
+				*tail = size - base; /* a truncated tail */
+				break;
+			}
+		}
+	}
+	free(buf);
+	return rc;
+}
+
+struct mem_files {
+	const uint8_t *const *files;
+	const size_t *lens;
+};
+
+static ssize_t mem_read(void *cookie, size_t f, void *buf, size_t len,
+			uint64_t off)
+{
+	const struct mem_files *m = cookie;
+
+	if (off > m->lens[f] || len > m->lens[f] - off)
+		return -EIO;
+	memcpy(buf, m->files[f] + off, len);
+	return (ssize_t)len;
+}
+
+int wal_summarize_stream(wal_read_fn rd, void *cookie, const uint64_t *sizes,
+			 const size_t *group, size_t nfiles, size_t chunk,
+			 struct wal_summary *out, bool *superseded)
 {
 	struct sum_ctx c = {.out = out};
-	uint64_t tail, bad;
-	size_t i, cap = 16;
-	int rc;
+	uint64_t tail;
+	size_t i;
+	int rc = 0;
 
-	if (!out || (nfiles && (!files || !lens)))
+	if (!out || (nfiles && (!rd || !sizes)))
 		return -EINVAL;
 	*out = (struct wal_summary){0};
-	for (i = 0; i < nfiles; i++) {
-		rc = wal_walk(files[i], lens[i], sum_count, &c, NULL, NULL);
-		if (rc && rc != -EPROTO)
-			return rc;
-		out->total_bytes += lens[i];
-	}
-	while (cap < c.count * 2) {
-		if (cap > SIZE_MAX / 2 / sizeof(*c.slots))
-			return -EOVERFLOW;
-		cap *= 2;
-	}
-	c.slots = calloc(cap, sizeof(*c.slots));
+	for (i = 0; i < nfiles; i++)
+		out->total_bytes += sizes[i];
+	c.slots = calloc(16, sizeof(*c.slots));
 	if (!c.slots)
 		return -ENOMEM;
-	c.mask = cap - 1;
-	for (i = 0; i < nfiles; i++) {
+	c.mask = 15;
+	for (i = 0; i < nfiles && !rc; i++) {
 		c.file = i;
-		rc = wal_walk(files[i], lens[i], sum_insert, &c, &tail, &bad);
-		if (rc == -EPROTO) {
-			out->garbage_files++;
-			continue;
+		c.group = group ? group[i] : i;
+		rc = walk_file(rd, cookie, i, sizes[i], chunk, sum_insert, &c,
+			       NULL, &tail, &out->fail);
+		if (rc == -EBADMSG) {
+			out->failed = true;
+			out->fail_file = i;
+			rc = 0;
+			break;
 		}
 		out->tail_bytes += tail;
-		out->bad += bad;
+	}
+	if (rc || out->failed) {
+		/* the engine never gets past that file: nothing to count */
+		for (i = 0; superseded && i < nfiles; i++)
+			superseded[i] = false;
+		out->reclaim_bytes = out->total_bytes;
+		out->records = out->tombstones = out->tail_bytes = 0;
+		goto done;
 	}
 	for (i = 0; i <= c.mask; i++) {
 		struct key_slot *s = &c.slots[i];
@@ -1487,6 +1643,7 @@ int wal_summarize(const uint8_t *const *files, const size_t *lens,
 		if (!s->key)
 			continue;
 		out->keys++;
+		out->ties += s->tie;
 		if (s->win_deleted) {
 			out->dead_keys++;
 		} else {
@@ -1496,21 +1653,47 @@ int wal_summarize(const uint8_t *const *files, const size_t *lens,
 	}
 	out->reclaim_bytes = out->total_bytes - out->live_bytes;
 	for (i = 0; i < nfiles; i++) {
-		bool sup;
-
 		c.file = i;
+		c.group = group ? group[i] : i;
 		c.file_ok = true;
-		rc = wal_walk(files[i], lens[i], sum_check, &c, NULL, &bad);
-		sup = !rc && c.file_ok && !bad;
-		if (rc && rc != -EPROTO) {
-			free(c.slots);
-			return rc;
-		}
+		rc = walk_file(rd, cookie, i, sizes[i], chunk, sum_check, &c,
+			       &c.file_ok, &tail, NULL);
+		if (rc < 0)
+			goto done;
+		rc = 0;
 		if (superseded)
-			superseded[i] = sup;
-		if (sup)
+			superseded[i] = c.file_ok;
+		if (c.file_ok)
 			out->superseded_files++;
 	}
+done:
+	for (i = 0; i <= c.mask; i++)
+		free(c.slots[i].key);
 	free(c.slots);
-	return 0;
+	return rc;
+}
+
+int wal_summarize(const uint8_t *const *files, const size_t *lens,
+		  const size_t *group, size_t nfiles, struct wal_summary *out,
+		  bool *superseded)
+{
+	struct mem_files m = {.files = files, .lens = lens};
+	uint64_t *sizes;
+	size_t i, chunk = 64;
+	int rc;
+
+	if (!out || (nfiles && (!files || !lens)))
+		return -EINVAL;
+	sizes = calloc(nfiles + 1, sizeof(*sizes));
+	if (!sizes)
+		return -ENOMEM;
+	for (i = 0; i < nfiles; i++) {
+		sizes[i] = lens[i];
+		if (lens[i] > chunk)
+			chunk = lens[i];
+	}
+	rc = wal_summarize_stream(mem_read, &m, sizes, group, nfiles, chunk,
+				  out, superseded);
+	free(sizes);
+	return rc;
 }

@@ -5,7 +5,8 @@
  *   - checkpoint files: PipelineState{jobId, pipelineId, checkpointId,
  *     states = CompletedCheckpoint{...}};
  *   - IMap WAL files: records of a 12-byte header (little-endian int32
- *     payload length + 8 zero bytes) and an IMapFileData payload.
+ *     payload length + 8 bytes the reader ignores) and an IMapFileData
+ *     payload.
  *
  * Pure functions of (bytes, length): no I/O, no allocation unless said,
  * thread-safe.  Hostile input gives -EPROTO (or -EOVERFLOW for absurd
@@ -17,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "buf.h"
 
@@ -93,29 +95,36 @@ struct wal_record {
 
 typedef int (*wal_record_fn)(void *cookie, const struct wal_record *rec);
 
+/* Why the engine's reader would abort a whole load (wal_walk -EBADMSG). */
+struct wal_fail {
+	uint64_t offset;  /* of the record's 12-byte header in its file */
+	const char *what; /* a string literal: "negative record length", ... */
+};
+
 /**
- * Walk the records of one WAL file as SeaTunnel's reader does: stop
- * silently at a truncated tail (*tail_bytes receives how many trailing
- * bytes were not a whole record).  A record whose payload does not decode
- * is counted in *bad and skipped.  Returns 0 (fn's non-zero stops early),
- * or -EPROTO when the header itself is garbage.
- *
- * Details: a record is read while more than 12 bytes remain (SeaTunnel's
- * `start + 12 < length`).  A negative length, or one running past the end,
- * ends the walk as a truncated tail.  Header bytes 4..11 must be zero:
- * otherwise -EPROTO if it is the first record, else a corrupt tail.  When fn
- * returns non-zero the walk stops; a negative value is returned as is, a
- * positive one gives 0.  `fn`, `tail_bytes` and `bad` may be NULL.  The
- * record's pointers borrow from `p` and are valid only as long as `p` is.
+ * Walk the records of one WAL file as SeaTunnel's reader (imap-storage-file
+ * 2.3.12) does: while more than 12 bytes remain (`start + 12 < length`) read
+ * a little-endian int32 length from header bytes 0..3 (bytes 4..11 are
+ * ignored), then the payload.  A length running past the end is a truncated
+ * tail: the file ends there silently (*tail_bytes receives how many trailing
+ * bytes were not a whole record).  A negative length or a payload that does
+ * not decode makes the engine's whole load fail: the walk stops and returns
+ * -EBADMSG with *fail saying what and where.  Otherwise 0; when fn returns
+ * non-zero the walk stops, a negative value is returned as is, a positive
+ * one gives 0.  `fn`, `tail_bytes` and `fail` may be NULL.  The record's
+ * pointers borrow from `p` and are valid only as long as `p` is.
  */
 int wal_walk(const uint8_t *p, size_t n, wal_record_fn fn, void *cookie,
-	     uint64_t *tail_bytes, uint64_t *bad);
+	     uint64_t *tail_bytes, struct wal_fail *fail);
 
 /*
- * Summary of one IMap over all its WAL files (one per region), as the
- * engine's reader sees it: all records sorted by timestamp, the newest
- * record per key wins (ties: the later file, then the later offset), and a
- * winning tombstone hides the key.  Keys compare by raw key bytes.
+ * Summary of one IMap over all its WAL files, as the engine's reader sees
+ * it: every file parsed on its own, all records sorted by timestamp, the
+ * newest record per key wins (ties: the later file, then the later offset;
+ * the engine's own order is undefined there, so such keys are counted in
+ * `ties`), and a winning tombstone hides the key.  Keys compare by raw key
+ * bytes.  When one file holds a record the reader aborts on, `failed` is
+ * set and the counts describe a state the engine never reaches.
  */
 struct wal_summary {
 	uint64_t records;	   /* decoded records, tombstones included */
@@ -123,8 +132,9 @@ struct wal_summary {
 	uint64_t keys;		   /* distinct keys */
 	uint64_t live_keys;	   /* keys whose newest record is live */
 	uint64_t dead_keys;	   /* keys whose newest record is a tombstone */
-	uint64_t bad;		   /* records whose payload did not decode */
-	uint64_t garbage_files;	   /* files that wal_walk refused (-EPROTO) */
+	uint64_t ties;		   /* keys whose newest timestamp is shared by
+				    * records that disagree (live and
+				    * tombstone, or different values) */
 	uint64_t tail_bytes;	   /* truncated-tail bytes, all files */
 	uint64_t total_bytes;	   /* sum of the file lengths */
 	uint64_t live_bytes;	   /* bytes (header+payload) of live winners */
@@ -132,21 +142,42 @@ struct wal_summary {
 				    * compaction keeping only the live
 				    * winners would free */
 	uint64_t superseded_files; /* entries of superseded[] that are true */
+	bool failed;		   /* the engine would fail to load the map */
+	size_t fail_file;	   /* if failed: the first such file (index) */
+	struct wal_fail fail;	   /* if failed: what, at which offset */
 };
 
 /**
- * Summarise `nfiles` WAL files of one map: files[i] holds lens[i] bytes.
- * `superseded` (may be NULL) is a caller-owned array of nfiles bools that
- * receives, per file, whether every record in it (tombstones included) has a
- * strictly newer record (greater timestamp) for the same key in ANOTHER file,
- * so removing the file cannot change what the engine reads back.  A file
- * with no record is superseded; a file with an undecodable record or a
- * garbage header is not.  Allocates a temporary hash table of borrowed key
- * pointers, freed before returning; nothing is kept.  0; -ENOMEM;
- * -EOVERFLOW on absurd sizes; -EINVAL on NULL arrays with nfiles > 0.
- * Thread-safe (pure function of its inputs).
+ * Summarise `nfiles` WAL files of one map: files[i] holds lens[i] bytes and
+ * belongs to group group[i] (a region; `group` NULL: each file its own
+ * group).  `superseded` (may be NULL) is a caller-owned array of nfiles
+ * bools that receives, per file, whether every record in it (tombstones
+ * included) has a strictly newer record (greater timestamp) for the same
+ * key in a file of ANOTHER group, so removing that group cannot change what
+ * the engine reads back.  A file with no record is superseded; when the
+ * load fails (out->failed) no file is.  Allocates a temporary hash table
+ * (a copy of each key), freed before returning; nothing is kept.  0;
+ * -ENOMEM; -EOVERFLOW on absurd sizes; -EINVAL on NULL arrays with nfiles
+ * > 0.  Thread-safe (pure function of its inputs).
  */
 int wal_summarize(const uint8_t *const *files, const size_t *lens,
-		  size_t nfiles, struct wal_summary *out, bool *superseded);
+		  const size_t *group, size_t nfiles, struct wal_summary *out,
+		  bool *superseded);
+
+/* Reads len bytes of file `file` at `off` into buf: len, or -errno. */
+typedef ssize_t (*wal_read_fn)(void *cookie, size_t file, void *buf, size_t len,
+			       uint64_t off);
+
+/**
+ * wal_summarize() over files read through `rd` (sizes[i] bytes each), in
+ * windows of about `chunk` bytes (grown only to hold one record longer
+ * than that): memory is the window plus one copy of each distinct key,
+ * whatever the files' size.  Two passes over every file.  Same results
+ * and errors as wal_summarize(), plus rd's -errno (-EIO when a file is
+ * shorter than its size).
+ */
+int wal_summarize_stream(wal_read_fn rd, void *cookie, const uint64_t *sizes,
+			 const size_t *group, size_t nfiles, size_t chunk,
+			 struct wal_summary *out, bool *superseded);
 
 #endif

@@ -6,43 +6,51 @@
  * has a newer record for the same key in another region, so removing the
  * region cannot change what the engine reads back today).
  *
- * A region the engine may still append to is never called removable
- * (README "imap/"): an empty region, the region with the newest mtime of
- * the map, and every region written within the grace period are live; a
- * superseded region is only "removable once every member is stopped" when
- * the engine does not answer, and "keep" while it does (or its state is
- * not known): a running member's region can hold only superseded records.
+ * Each region's verdict is what `rm -r` of it would answer
+ * (rules_decide_region() in rules.c decides both; README "Reclaiming IMap
+ * WAL space"): EPERM while it holds a record the reader keeps (or the
+ * engine cannot load the map at all), EBUSY while a member may append
+ * (empty, newest mtime, written within imap_grace, or the engine answers),
+ * EAGAIN when the engine cannot be asked, removable once every member is
+ * stopped.
  *
- * The WAL files of a region (wal.txt, or 1_wal.txt, 2_wal.txt ... on
- * object stores) are read in name order and decoded as one sequence.
- * Reading stops at imapsum_max_bytes in total: a larger map is reported
- * as too large to decode.  Thread-safe.
+ * The WAL files of a map (wal.txt, or 1_wal.txt, 2_wal.txt ... on object
+ * stores, N in numeric order) are each parsed on their own, as the
+ * engine's reader does; a record the reader aborts on is reported as
+ * "the engine would fail to load this map: ..., at file F offset O".
+ * The files are streamed (wal_summarize_stream) in IMAPSUM_WINDOW-byte
+ * windows, twice: memory is one window plus a copy of each distinct key,
+ * whatever the size of the WAL.  Thread-safe.
  */
 #ifndef STFS_IMAPSUM_H
 #define STFS_IMAPSUM_H
 
 #include "backend.h"
 #include "buf.h"
+#include "rules.h"
 
-#define IMAPSUM_MAX_BYTES ((uint64_t)256 << 20)
+#define IMAPSUM_WINDOW ((size_t)1 << 20)
 
 #define IMAPSUM_GRACE_S 3600 /* default of conf imap_grace */
 
-enum {
-	IMAPSUM_ENGINE_UNKNOWN = 0, /* treated as running */
-	IMAPSUM_ENGINE_UP,	    /* the engine answered */
-	IMAPSUM_ENGINE_DOWN,	    /* configured, and it did not answer */
-};
-
 struct imapsum_opts {
-	int64_t now_ns;	  /* wall clock; 0: now */
-	int64_t grace_ns; /* regions written this recently are live */
-	int engine;	  /* IMAPSUM_ENGINE_* */
+	int64_t now_ns;		   /* wall clock; 0: now */
+	int64_t grace_ns;	   /* regions written this recently are live */
+	enum region_engine engine; /* RE_*: what the engine answered */
+	bool ro;		   /* the mount has `ro` */
+	bool caller_denied;	   /* the caller is not root/delete_group */
 };
 
 /** Render the summary of map directory `mapdir` of backend `be`; `opts`
- * NULL: now, IMAPSUM_GRACE_S, engine state unknown.  0/-errno. */
+ * NULL: now, IMAPSUM_GRACE_S, engine cannot be asked.  0/-errno. */
 int imapsum_render(struct backend *be, const char *mapdir,
 		   const struct imapsum_opts *opts, struct buf *out);
+
+/** Decide, as rm would, whether region directory `region` (its name below
+ * the map) of map `mapdir` may be removed: 0 and *out filled; -ENOENT when
+ * the map has no such region; -errno of reading. */
+int imapsum_region_decide(struct backend *be, const char *mapdir,
+			  const char *region, const struct imapsum_opts *opts,
+			  struct rule_result *out);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "ckinfo.h"
 #include "delete.h"
+#include "imapdel.h"
 #include "log.h"
 #include "notify.h"
 #include "protostuff.h"
@@ -609,6 +610,8 @@ static int fs_unlink(const char *p)
 	struct caller c;
 
 	get_caller(&c);
+	if (imapdel_is_region_path(p)) /* README "Reclaiming IMap WAL space" */
+		return imapdel_unlink(fs_ctx(), &c, p);
 	return delete_unlink(fs_ctx(), &c, p);
 }
 
@@ -617,6 +620,8 @@ static int fs_rmdir(const char *p)
 	struct caller c;
 
 	get_caller(&c);
+	if (imapdel_is_region_path(p))
+		return imapdel_rmdir(fs_ctx(), &c, p);
 	return delete_rmdir(fs_ctx(), &c, p);
 }
 

@@ -252,3 +252,31 @@ int rules_group_gid(const char *name, gid_t *gid)
 		return -ENOENT;
 	return group_gid(name, gid);
 }
+
+void rules_decide_region(const struct region_input *in, struct rule_result *out)
+{
+	if (in->ro)
+		set(out, EROFS, "W5", "the mount is read-only (ro)");
+	else if (!in->caller_allowed)
+		set(out, EACCES, "W4",
+		    "only root and members of delete_group may delete");
+	else if (in->load_fails)
+		set(out, EPERM, "W1",
+		    "the engine cannot load this map: keep everything");
+	else if (in->holds_kept)
+		set(out, EPERM, "W1", "holds records the engine reads back");
+	else if (in->empty)
+		set(out, EBUSY, "W2", "empty: a member appends here");
+	else if (in->newest)
+		set(out, EBUSY, "W2", "newest region: a member may append");
+	else if (in->recent)
+		set(out, EBUSY, "W2", "written within imap_grace");
+	else if (in->engine == RE_UP)
+		set(out, EBUSY, "W3",
+		    "superseded, but the engine runs: a member may append");
+	else if (in->engine != RE_STOPPED)
+		set(out, EAGAIN, "W3",
+		    "superseded, but the engine cannot be asked");
+	else
+		set(out, 0, "", "superseded and every member is stopped");
+}

@@ -117,4 +117,37 @@ bool rules_caller_allowed(uid_t uid, gid_t gid, const gid_t *groups,
  */
 int rules_group_gid(const char *name, gid_t *gid);
 
+/*
+ * IMap WAL regions (README "Reclaiming IMap WAL space"): may the region
+ * directory imap/<cluster>/<map>/<region> (or a file of it) be removed?
+ * The caller gathers the facts from the map's summary; the same function
+ * gives the summary's verdict and rm's answer, so they cannot disagree.
+ * Order: W5 (ro, EROFS) > W4 (caller, EACCES) > W1 (records the reader
+ * keeps, or a map the engine cannot load, EPERM) > W2 (empty, newest or
+ * written within imap_grace: a member may append, EBUSY) > W3 (the
+ * engine answers: EBUSY; it cannot be asked: EAGAIN; it refuses
+ * connections: every member is stopped, allowed).
+ */
+enum region_engine {
+	RE_UNKNOWN = 0, /* not configured, or no clear answer: cannot ask */
+	RE_UP,		/* the engine answered */
+	RE_STOPPED,	/* the engine refused the connection */
+};
+
+struct region_input {
+	bool ro;	     /* the mount has `ro` */
+	bool caller_allowed; /* rules_caller_allowed() for the caller */
+	bool load_fails;     /* the engine's reader would abort on the map */
+	bool holds_kept;     /* a record of it is one the reader keeps */
+	bool empty;	     /* no bytes: a member created it and appends */
+	bool newest;	     /* newest mtime of the map's regions */
+	bool recent;	     /* written within imap_grace */
+	enum region_engine engine;
+};
+
+/** Decide whether the region described by `in` may be removed; fills *out
+ * (err 0 or EROFS/EACCES/EPERM/EBUSY/EAGAIN, rule "W1".."W5"). Pure. */
+void rules_decide_region(const struct region_input *in,
+			 struct rule_result *out);
+
 #endif

@@ -20,6 +20,7 @@
 #include "audit.h"
 #include "ckinfo.h"
 #include "delete.h"
+#include "imapdel.h"
 #include "imapsum.h"
 #include "log.h"
 #include "prom.h"
@@ -895,10 +896,9 @@ int tree_render(struct view *v, const struct node *n, struct buf *out,
 			struct imapsum_opts o = {
 				.grace_ns = (int64_t)v->fs->conf.imap_grace_s *
 					    1000000000,
-				.engine = !v->fs->engine
-						  ? IMAPSUM_ENGINE_UNKNOWN
-					  : v->snap->err ? IMAPSUM_ENGINE_DOWN
-							 : IMAPSUM_ENGINE_UP,
+				.engine = imapdel_engine(
+					v->fs, v->fs->conf.engine_ttl_ms),
+				.ro = v->fs->conf.ro,
 			};
 
 			return imapsum_render(v->fs->imap, n->sub, &o, out);

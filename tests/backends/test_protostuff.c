@@ -497,12 +497,11 @@ static void test_wal_walk_fixtures(void **state)
 		json_t *recs = json_object_get(e, "records");
 		json_t *tt = json_object_get(e, "truncated_tail");
 		struct walk_log l = {0};
-		uint64_t tail = 99, bad = 99;
+		uint64_t tail = 99;
 		size_t n;
 		uint8_t *p = load(wal_files[i], &n);
 
-		assert_int_equal(wal_walk(p, n, log_rec, &l, &tail, &bad), 0);
-		assert_int_equal(bad, 0);
+		assert_int_equal(wal_walk(p, n, log_rec, &l, &tail, NULL), 0);
 		assert_int_equal(l.n, json_array_size(recs));
 		if (tt) {
 			assert_int_equal(tail,
@@ -555,14 +554,14 @@ static void test_wal_walk_fixtures(void **state)
 static void test_wal_walk_keys_and_values(void **state)
 {
 	struct walk_log l = {0};
-	uint64_t tail, bad;
+	uint64_t tail;
 	size_t n;
 	uint8_t *p;
 
 	(void)state;
 	/* the same key gives the same bytes */
 	p = load("wal_checkpoint_id_map.wal", &n);
-	assert_int_equal(wal_walk(p, n, log_rec, &l, &tail, &bad), 0);
+	assert_int_equal(wal_walk(p, n, log_rec, &l, &tail, NULL), 0);
 	assert_int_equal(l.n, 3);
 	for (unsigned k = 1; k < 3; k++) {
 		assert_int_equal(l.r[k].key_len, l.r[0].key_len);
@@ -579,7 +578,7 @@ static void test_wal_walk_keys_and_values(void **state)
 	/* distinct keys give distinct bytes; the POJO key is not wrapped */
 	l = (struct walk_log){0};
 	p = load("wal_state_timestamps.wal", &n);
-	assert_int_equal(wal_walk(p, n, log_rec, &l, &tail, &bad), 0);
+	assert_int_equal(wal_walk(p, n, log_rec, &l, &tail, NULL), 0);
 	assert_int_equal(l.n, 2);
 	assert_false(l.r[0].key_len == l.r[1].key_len &&
 		     !memcmp(l.r[0].key, l.r[1].key, l.r[0].key_len));
@@ -591,7 +590,7 @@ static void test_wal_walk_keys_and_values(void **state)
 	/* a root enum value: 0a 07 "RUNNING" 10 04 18 00 */
 	l = (struct walk_log){0};
 	p = load("wal_running_job_state.wal", &n);
-	assert_int_equal(wal_walk(p, n, log_rec, &l, &tail, &bad), 0);
+	assert_int_equal(wal_walk(p, n, log_rec, &l, &tail, NULL), 0);
 	assert_int_equal(l.n, 1);
 	assert_int_equal(l.r[0].value_len, 13);
 	assert_memory_equal(l.r[0].value, "\x0a\x07RUNNING\x10\x04\x18\x00",
@@ -601,7 +600,7 @@ static void test_wal_walk_keys_and_values(void **state)
 	/* JobInfo value: 08 <initializationTimestamp> ... HeapData payload */
 	l = (struct walk_log){0};
 	p = load("wal_live_and_tombstone.wal", &n);
-	assert_int_equal(wal_walk(p, n, log_rec, &l, &tail, &bad), 0);
+	assert_int_equal(wal_walk(p, n, log_rec, &l, &tail, NULL), 0);
 	assert_int_equal(l.n, 2);
 	assert_int_equal(l.r[0].value[0], 0x08);
 	assert_non_null(memmem(l.r[0].value, l.r[0].value_len,
@@ -616,18 +615,20 @@ static void test_wal_walk_keys_and_values(void **state)
 /* wal_walk over q = a copy of p[0..n) with q[at] = byte, into a fresh *l. */
 static int walk_patched(uint8_t *q, const uint8_t *p, size_t n, size_t at,
 			uint8_t byte, struct walk_log *l, uint64_t *tail,
-			uint64_t *bad)
+			struct wal_fail *f)
 {
 	*l = (struct walk_log){0};
+	*f = (struct wal_fail){0};
 	memcpy(q, p, n);
 	q[at] = byte;
-	return wal_walk(q, n, log_rec, l, tail, bad);
+	return wal_walk(q, n, log_rec, l, tail, f);
 }
 
 static void test_wal_walk_hostile(void **state)
 {
 	struct walk_log l = {0};
-	uint64_t tail, bad;
+	struct wal_fail f;
+	uint64_t tail;
 	uint8_t *q;
 	size_t n;
 	uint8_t *p = load("wal_live_and_tombstone.wal", &n);
@@ -636,54 +637,51 @@ static void test_wal_walk_hostile(void **state)
 	q = malloc(n + 40);
 	assert_non_null(q);
 
-	/* garbage in the very first header */
-	assert_int_equal(walk_patched(q, p, n, 7, 1, &l, &tail, &bad), -EPROTO);
-	assert_int_equal(l.n, 0);
-
-	/* garbage in the second header: a corrupt tail after one record */
-	assert_int_equal(walk_patched(q, p, n, 175 + 11, 0x80, &l, &tail, &bad),
+	/* header bytes 4..11 are ignored by the engine's reader */
+	assert_int_equal(walk_patched(q, p, n, 7, 1, &l, &tail, &f), 0);
+	assert_int_equal(l.n, 2);
+	assert_int_equal(walk_patched(q, p, n, 175 + 11, 0x80, &l, &tail, &f),
 			 0);
-	assert_int_equal(l.n, 1);
-	assert_int_equal(tail, n - 175);
-
-	/* a negative length is a truncated tail */
-	assert_int_equal(walk_patched(q, p, n, 175 + 3, 0x80, &l, &tail, &bad),
-			 0);
-	assert_int_equal(l.n, 1);
-	assert_int_equal(tail, n - 175);
-
-	/* an absurd length likewise */
-	assert_int_equal(walk_patched(q, p, n, 175 + 2, 0x7f, &l, &tail, &bad),
-			 0);
-	assert_int_equal(l.n, 1);
-	assert_int_equal(tail, n - 175);
-
-	/* an undecodable payload (field 1, wire type 7) is counted, skipped */
-	assert_int_equal(walk_patched(q, p, n, 12, 0x0f, &l, &tail, &bad), 0);
-	assert_int_equal(bad, 1);
-	assert_int_equal(l.n, 1);
-	assert_int_equal(l.r[0].offset, 175);
+	assert_int_equal(l.n, 2);
 	assert_int_equal(tail, 0);
+
+	/* a negative length makes the whole load fail, at that record */
+	assert_int_equal(walk_patched(q, p, n, 175 + 3, 0x80, &l, &tail, &f),
+			 -EBADMSG);
+	assert_int_equal(f.offset, 175);
+	assert_string_equal(f.what, "negative record length");
+
+	/* a length past the end is a truncated tail */
+	assert_int_equal(walk_patched(q, p, n, 175 + 2, 0x7f, &l, &tail, &f),
+			 0);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(tail, n - 175);
+
+	/* an undecodable payload (field 1, wire type 7) fails the load */
+	assert_int_equal(walk_patched(q, p, n, 12, 0x0f, &l, &tail, &f),
+			 -EBADMSG);
+	assert_int_equal(l.n, 0);
+	assert_int_equal(f.offset, 0);
+	assert_string_equal(f.what, "undecodable record payload");
 
 	/* exactly 12 trailing bytes are not read (start + 12 < length) */
 	l = (struct walk_log){0};
 	memcpy(q, p, n);
 	memset(q + n, 0, 12);
-	assert_int_equal(wal_walk(q, n + 12, log_rec, &l, &tail, &bad), 0);
+	assert_int_equal(wal_walk(q, n + 12, log_rec, &l, &tail, &f), 0);
 	assert_int_equal(l.n, 2);
 	assert_int_equal(tail, 12);
 	/* ...but 13 bytes with length 1 are a record (a bad one: no key) */
 	l = (struct walk_log){0};
 	memset(q + n, 0, 13);
 	q[n] = 1;
-	assert_int_equal(wal_walk(q, n + 13, log_rec, &l, &tail, &bad), 0);
+	assert_int_equal(wal_walk(q, n + 13, log_rec, &l, &tail, &f), -EBADMSG);
 	assert_int_equal(l.n, 2);
-	assert_int_equal(bad, 1);
-	assert_int_equal(tail, 0);
+	assert_int_equal(f.offset, n);
 
 	/* the callback stops the walk; negative values come back */
 	l = (struct walk_log){.stop_after = 1};
-	assert_int_equal(wal_walk(p, n, log_rec, &l, &tail, &bad), 0);
+	assert_int_equal(wal_walk(p, n, log_rec, &l, &tail, NULL), 0);
 	assert_int_equal(l.n, 1);
 	/* empty input and NULL outputs */
 	assert_int_equal(wal_walk(NULL, 0, NULL, NULL, NULL, NULL), 0);
@@ -763,7 +761,7 @@ static int summarize(struct cut *c, size_t k, struct wal_summary *s, bool *sup)
 		files[i] = c[i].data;
 		lens[i] = c[i].len;
 	}
-	return wal_summarize(files, lens, k, s, sup);
+	return wal_summarize(files, lens, NULL, k, s, sup);
 }
 
 static void cuts_free(struct cut *c, size_t k)
@@ -851,11 +849,12 @@ static void test_wal_summarize_mixed_regions(void **state)
 	assert_false(sup[2]); /* B: f1 has the same time, not newer */
 	assert_int_equal(s.superseded_files, 1);
 	assert_int_equal(s.tail_bytes, 0);
-	assert_int_equal(s.bad, 0);
+	assert_false(s.failed);
+	assert_int_equal(s.ties, 1); /* B: live 9 and a tombstone, one ms */
 	cuts_free(c, 3);
 }
 
-static void test_wal_summarize_tail_garbage_and_empty(void **state)
+static void test_wal_summarize_tail_and_empty(void **state)
 {
 	struct cut c[3] = {0};
 	struct wal_summary s;
@@ -865,30 +864,102 @@ static void test_wal_summarize_tail_garbage_and_empty(void **state)
 	(void)state;
 	c[0].data = load("wal_truncated_tail.wal", &n);
 	c[0].len = n;
-	/* f1: garbage header */
+	/* f1: header bytes 4..11 are not zero: ignored, as the engine does */
 	c[1].data = load("wal_checkpoint_id_map.wal", &n);
 	c[1].len = n;
 	c[1].data[5] = 0xee;
 	/* f2: empty */
 	assert_int_equal(summarize(c, 3, &s, sup), 0);
-	assert_int_equal(s.records, 2);
-	assert_int_equal(s.garbage_files, 1);
+	assert_false(s.failed);
+	assert_int_equal(s.records, 5);
 	assert_int_equal(s.tail_bytes, 22);
-	assert_int_equal(s.keys, 1);
-	assert_int_equal(s.dead_keys, 1);
+	assert_int_equal(s.keys, 2);
 	assert_int_equal(s.total_bytes, 248 + 227);
-	assert_int_equal(s.reclaim_bytes, 248 + 227);
-	assert_false(sup[0]); /* its records have nothing newer elsewhere */
-	assert_false(sup[1]); /* unreadable: keep */
-	assert_true(sup[2]);  /* nothing in it */
-	assert_int_equal(s.superseded_files, 1);
+	assert_true(sup[2]); /* nothing in it */
 	/* no files at all, and a NULL superseded array */
-	assert_int_equal(wal_summarize(NULL, NULL, 0, &s, NULL), 0);
+	assert_int_equal(wal_summarize(NULL, NULL, NULL, 0, &s, NULL), 0);
 	assert_int_equal(s.records, 0);
 	assert_int_equal(summarize(c, 1, &s, NULL), 0);
 	assert_int_equal(s.records, 2);
-	assert_int_equal(wal_summarize(NULL, NULL, 1, &s, NULL), -EINVAL);
+	assert_int_equal(wal_summarize(NULL, NULL, NULL, 1, &s, NULL), -EINVAL);
 	cuts_free(c, 3);
+}
+
+/* A record the reader aborts on fails the whole map, at file F offset O. */
+static void test_wal_summarize_load_fails(void **state)
+{
+	struct cut c[2] = {0};
+	struct wal_summary s;
+	bool sup[2] = {true, true};
+
+	(void)state;
+	cut_add(&c[0], "wal_checkpoint_id_map.wal", 0);
+	cut_add(&c[1], "wal_checkpoint_id_map.wal", 1);
+	cut_add(&c[1], "wal_checkpoint_id_map.wal", 2);
+	c[1].data[83 + 3] = 0x80; /* second record of f1: negative length */
+	assert_int_equal(summarize(c, 2, &s, sup), 0);
+	assert_true(s.failed);
+	assert_int_equal(s.fail_file, 1);
+	assert_int_equal(s.fail.offset, 83);
+	assert_string_equal(s.fail.what, "negative record length");
+	assert_false(sup[0]);
+	assert_false(sup[1]);
+	assert_int_equal(s.superseded_files, 0);
+	assert_int_equal(s.total_bytes, c[0].len + c[1].len);
+	cuts_free(c, 2);
+}
+
+/* Files of one group (a region's 1_wal.txt, 2_wal.txt) do not supersede
+ * each other: only records in another group count. */
+static void test_wal_summarize_groups(void **state)
+{
+	struct cut c[3] = {0};
+	struct wal_summary s;
+	bool sup[3];
+	const uint8_t *files[3];
+	size_t lens[3], one[3] = {0, 0, 1}, each[3] = {0, 1, 2};
+
+	(void)state;
+	cut_add(&c[0], "wal_checkpoint_id_map.wal", 0);
+	cut_add(&c[1], "wal_checkpoint_id_map.wal", 1);
+	cut_add(&c[2], "wal_state_timestamps.wal", 0);
+	for (int i = 0; i < 3; i++) {
+		files[i] = c[i].data;
+		lens[i] = c[i].len;
+	}
+	assert_int_equal(wal_summarize(files, lens, each, 3, &s, sup), 0);
+	assert_true(sup[0]); /* its key is newer in f1 */
+	assert_int_equal(wal_summarize(files, lens, one, 3, &s, sup), 0);
+	assert_false(sup[0]); /* f1 is the same region */
+	assert_false(sup[1]);
+	assert_false(sup[2]);
+	assert_int_equal(s.ties, 0);
+	cuts_free(c, 3);
+}
+
+/* Same key, same timestamp: flagged unless the records agree. */
+static void test_wal_summarize_ties(void **state)
+{
+	struct cut c[2] = {0};
+	struct wal_summary s;
+
+	(void)state;
+	/* the same record twice (deleteAll writes tombstones twice) */
+	cut_add(&c[0], "wal_checkpoint_id_map.wal", 2);
+	cut_add(&c[1], "wal_checkpoint_id_map.wal", 2);
+	assert_int_equal(summarize(c, 2, &s, NULL), 0);
+	assert_int_equal(s.ties, 0);
+	cuts_free(c, 2);
+	memset(c, 0, sizeof(c));
+	/* live 8 and live 9 at the same millisecond */
+	cut_add(&c[0], "wal_checkpoint_id_map.wal", 0);
+	cut_add(&c[1], "wal_checkpoint_id_map.wal", 1);
+	cut_set_last_ts(&c[1], 1730001234567ULL);
+	cut_set_last_ts(&c[0], 1730001234567ULL);
+	assert_int_equal(summarize(c, 2, &s, NULL), 0);
+	assert_int_equal(s.ties, 1);
+	assert_int_equal(s.live_keys, 1);
+	cuts_free(c, 2);
 }
 
 static void test_wal_summarize_single_file_fixtures(void **state)
@@ -921,6 +992,80 @@ static void test_wal_summarize_single_file_fixtures(void **state)
 	}
 }
 
+/* Engine-written bytes from the engine's own repository (upstream/README). */
+static void test_decode_ckpt_upstream_fixtures(void **state)
+{
+	struct pstuff_ckpt c;
+	size_t n;
+	uint8_t *p = load("upstream/legacy_v0_pipeline_state.ser", &n);
+
+	(void)state;
+	assert_int_equal(pstuff_decode_ckpt(p, n, &c), 0);
+	assert_string_equal(c.job_id, "733584788375093248");
+	assert_int_equal(c.pipeline_id, 0);
+	assert_int_equal(c.checkpoint_id, 7);
+	assert_true(c.has_states);
+	assert_int_equal(c.cc_job_id, 733584788375093248LL);
+	assert_int_equal(c.trigger_ts, 1748595600000LL);
+	assert_int_equal(c.completed_ts, 1748595600123LL);
+	assert_int_equal(c.type, CKPT_SAVEPOINT);
+	assert_int_equal(c.n_actions, 1);
+	assert_false(c.is_restored);
+	free(p);
+}
+
+struct memf {
+	struct cut *c;
+	unsigned reads;
+};
+
+static ssize_t memf_read(void *cookie, size_t f, void *buf, size_t len,
+			 uint64_t off)
+{
+	struct memf *m = cookie;
+
+	assert_true(off + len <= m->c[f].len);
+	memcpy(buf, m->c[f].data + off, len);
+	m->reads++;
+	return (ssize_t)len;
+}
+
+/* The streaming summary gives the same answer in windows of any size, a
+ * torn tail and a record longer than the window included. */
+static void test_wal_summarize_stream_windows(void **state)
+{
+	struct cut c[3] = {0};
+	struct wal_summary whole, w;
+	bool sup[3], sup2[3];
+	uint64_t sizes[3];
+	size_t n;
+	uint8_t *t = load("wal_truncated_tail.wal", &n);
+
+	(void)state;
+	cut_add(&c[0], "wal_live_and_tombstone.wal", 0);
+	cut_add(&c[0], "wal_checkpoint_id_map.wal", 0);
+	cut_add(&c[1], "wal_live_and_tombstone.wal", 1);
+	cut_add(&c[1], "wal_checkpoint_id_map.wal", 1);
+	c[2].data = t;
+	c[2].len = n;
+	assert_int_equal(summarize(c, 3, &whole, sup), 0);
+	assert_true(whole.tail_bytes > 0);
+	for (int i = 0; i < 3; i++)
+		sizes[i] = c[i].len;
+	for (size_t chunk = 1; chunk < 400; chunk += 7) {
+		struct memf m = {.c = c};
+
+		assert_int_equal(wal_summarize_stream(memf_read, &m, sizes,
+						      NULL, 3, chunk, &w, sup2),
+				 0);
+		assert_memory_equal(&w, &whole, sizeof(w));
+		assert_memory_equal(sup2, sup, sizeof(sup));
+		if (chunk < 100)
+			assert_true(m.reads > 6); /* really in windows */
+	}
+	cuts_free(c, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -934,13 +1079,18 @@ int main(void)
 		cmocka_unit_test(test_decode_ckpt_head_rejects_bad_length),
 		cmocka_unit_test(test_ckpt_to_json_fixtures),
 		cmocka_unit_test(test_ckpt_to_json_old_table_and_errors),
+		cmocka_unit_test(test_decode_ckpt_upstream_fixtures),
 		cmocka_unit_test(test_wal_walk_fixtures),
 		cmocka_unit_test(test_wal_walk_keys_and_values),
 		cmocka_unit_test(test_wal_walk_hostile),
 		cmocka_unit_test(test_wal_walk_callback_error),
 		cmocka_unit_test(test_wal_summarize_overwrite_and_tombstone),
 		cmocka_unit_test(test_wal_summarize_mixed_regions),
-		cmocka_unit_test(test_wal_summarize_tail_garbage_and_empty),
+		cmocka_unit_test(test_wal_summarize_tail_and_empty),
+		cmocka_unit_test(test_wal_summarize_load_fails),
+		cmocka_unit_test(test_wal_summarize_groups),
+		cmocka_unit_test(test_wal_summarize_ties),
+		cmocka_unit_test(test_wal_summarize_stream_windows),
 		cmocka_unit_test(test_wal_summarize_single_file_fixtures),
 	};
 

@@ -2,6 +2,7 @@
  * test_imapsum — the IMap map summary over a fake backend holding WAL
  * regions built from the real protostuff fixtures.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -100,9 +101,10 @@ static void test_imapsum_old_region_superseded(void **state)
 	assert_non_null(strstr(out, "tombstones   1\n"));
 	assert_non_null(strstr(out, "superseded   1\n"));
 	assert_non_null(strstr(out, "\n100 "));
-	/* the engine's state is not known: a superseded region is kept */
-	assert_non_null(strstr(out, "superseded (keep: the engine runs"));
-	assert_null(strstr(out, "superseded (removable)"));
+	/* no engine to ask: a superseded region is kept */
+	assert_non_null(strstr(
+		out, "EAGAIN (superseded, but the engine cannot be asked)\n"));
+	assert_null(strstr(out, "removable"));
 	assert_non_null(strstr(out, "\n200 "));
 	be_close(be);
 	free(wal);
@@ -151,7 +153,7 @@ static void fx_open(struct fx *f)
 	f->wal = split_wal(&f->len, &f->off);
 	assert_int_equal(fake_be_open(&f->be), 0);
 	f->o = (struct imapsum_opts){
-		.now_ns = NOW, .grace_ns = HOUR, .engine = IMAPSUM_ENGINE_DOWN};
+		.now_ns = NOW, .grace_ns = HOUR, .engine = RE_STOPPED};
 }
 
 /* Region `path` holding part `which` of the WAL: 0 the live record, 1 the
@@ -194,7 +196,7 @@ static void test_imapsum_empty_region_is_live(void **state)
 	assert_non_null(strstr(out, "regions      2\n"));
 	assert_non_null(strstr(out, "superseded   0\n"));
 	assert_non_null(strstr(out, "\n700 "));
-	assert_non_null(strstr(out, "live (empty: a member appends here)\n"));
+	assert_non_null(strstr(out, "EBUSY (empty: a member appends here)\n"));
 	assert_null(strstr(out, "removable"));
 	fx_close(&f);
 }
@@ -217,7 +219,7 @@ static void test_imapsum_newest_by_mtime_is_live(void **state)
 	assert_non_null(strstr(out, "superseded   0\n"));
 	assert_non_null(strstr(out, "\n900 "));
 	assert_non_null(
-		strstr(out, "live (newest region: a member may append)\n"));
+		strstr(out, "EBUSY (newest region: a member may append)\n"));
 	assert_null(strstr(out, "removable"));
 	fx_close(&f);
 }
@@ -237,7 +239,7 @@ static void test_imapsum_grace_and_engine_state(void **state)
 	fx_add(&f, "c/m/200/wal.txt", 1, NOW - 20 * 60 * NS);
 	fx_add(&f, "c/m/300/wal.txt", 2, NOW - 10 * 60 * NS);
 	out = fx_render(&f);
-	assert_non_null(strstr(out, "live (written within imap_grace)\n200 "));
+	assert_non_null(strstr(out, "EBUSY (written within imap_grace)\n200 "));
 	assert_non_null(strstr(out, "superseded   0\n"));
 
 	/* two hours later: 100 is old enough */
@@ -246,18 +248,193 @@ static void test_imapsum_grace_and_engine_state(void **state)
 	assert_non_null(strstr(out, "superseded   1\n"));
 	assert_non_null(strstr(
 		out,
-		"superseded (removable once every member is stopped)\n200 "));
+		"removable (superseded and every member is stopped)\n200 "));
+	assert_non_null(strstr(out, "reclaim_now  "));
 	/* the engine answers: any member may still append to it */
-	f.o.engine = IMAPSUM_ENGINE_UP;
+	f.o.engine = RE_UP;
 	out = fx_render(&f);
 	assert_non_null(strstr(out, "superseded   1\n"));
 	assert_non_null(strstr(
 		out,
-		"superseded (keep: the engine runs, a member may append)\n200 "));
+		"EBUSY (superseded, but the engine runs: a member may append)\n200 "));
 	assert_null(strstr(out, "removable"));
-	f.o.engine = IMAPSUM_ENGINE_UNKNOWN;
+	f.o.engine = RE_UNKNOWN;
 	out = fx_render(&f);
 	assert_null(strstr(out, "removable"));
+	fx_close(&f);
+}
+
+/* Issue 12 item 2: each WAL file is parsed on its own, as the engine's
+ * reader does: a truncated tail in 1_wal.txt does not swallow the start of
+ * 2_wal.txt (the files were concatenated before). */
+static void test_imapsum_files_parsed_each_on_own(void **state)
+{
+	struct backend *be;
+	uint8_t *wal, *cut;
+	size_t len;
+	uint64_t off = 0;
+	char out[4096];
+
+	(void)state;
+	wal = split_wal(&len, &off);
+	cut = malloc(off + 20);
+	assert_non_null(cut);
+	memcpy(cut, wal, off);
+	memcpy(cut + off, wal + off, 20); /* a torn second record */
+	assert_int_equal(fake_be_open(&be), 0);
+	assert_int_equal(fake_be_add(be, "c/m/5/1_wal.txt", cut, off + 20, 1),
+			 0);
+	assert_int_equal(
+		fake_be_add(be, "c/m/5/2_wal.txt", wal + off, len - off, 2), 0);
+	render(be, "c/m", out, sizeof(out));
+	assert_non_null(strstr(out, "records      2\n"));
+	assert_non_null(strstr(out, "tombstones   1\n"));
+	assert_non_null(strstr(out, "live_keys    0\n"));
+	be_close(be);
+	free(cut);
+	free(wal);
+}
+
+/* <N>_wal.txt order numerically: 10_wal.txt was written after 2_wal.txt,
+ * so on a same-millisecond tie its tombstone is the later record (and the
+ * tie is flagged: the engine's own order is undefined there). */
+static void test_imapsum_numeric_file_order_and_ties(void **state)
+{
+	struct backend *be;
+	uint8_t *wal, *live;
+	size_t len;
+	uint64_t off = 0;
+	char out[4096];
+	struct wal_record last = {0};
+	size_t k;
+
+	(void)state;
+	wal = split_wal(&len, &off);
+	live = malloc(off);
+	assert_non_null(live);
+	memcpy(live, wal, off);
+	/* give the live record the tombstone's timestamp (same varint
+	 * length: both are 41-bit millisecond values) */
+	assert_int_equal(wal_walk(wal + off, len - off, NULL, NULL, NULL, NULL),
+			 0);
+	for (k = len - 1; k > off && wal[k - 1] != 0x30; k--)
+		;
+	assert_true(k > off);
+	memcpy(live + off - (len - k), wal + k, len - k);
+	(void)last;
+	assert_int_equal(fake_be_open(&be), 0);
+	assert_int_equal(fake_be_add(be, "c/m/5/2_wal.txt", live, off, 1), 0);
+	assert_int_equal(
+		fake_be_add(be, "c/m/5/10_wal.txt", wal + off, len - off, 2),
+		0);
+	render(be, "c/m", out, sizeof(out));
+	assert_non_null(strstr(out, "records      2\n"));
+	assert_non_null(strstr(out, "live_keys    0\n"));
+	assert_non_null(strstr(out, "ties         1\n"));
+	be_close(be);
+	free(live);
+	free(wal);
+}
+
+/* Header bytes 4..11 are ignored by the reader. */
+static void test_imapsum_header_bytes_ignored(void **state)
+{
+	struct backend *be;
+	uint8_t *wal;
+	size_t len;
+	char out[4096];
+
+	(void)state;
+	wal = load(FIX "wal_live_and_tombstone.wal", &len);
+	wal[5] = 0xee;
+	assert_int_equal(fake_be_open(&be), 0);
+	assert_int_equal(fake_be_add(be, "c/m/5/wal.txt", wal, len, 1), 0);
+	render(be, "c/m", out, sizeof(out));
+	assert_non_null(strstr(out, "records      2\n"));
+	be_close(be);
+	free(wal);
+}
+
+/* A negative length makes the engine's whole load fail: a verdict, not a
+ * live-key count the engine could never reach. */
+static void test_imapsum_load_fails_verdict(void **state)
+{
+	struct backend *be;
+	uint8_t *wal;
+	size_t len;
+	uint64_t off = 0;
+	char out[4096];
+
+	(void)state;
+	wal = split_wal(&len, &off);
+	wal[off + 3] = 0x80;
+	assert_int_equal(fake_be_open(&be), 0);
+	assert_int_equal(fake_be_add(be, "c/m/1/wal.txt", wal, off, 1), 0);
+	assert_int_equal(fake_be_add(be, "c/m/7/wal.txt", wal, len, 1), 0);
+	render(be, "c/m", out, sizeof(out));
+	{
+		char want[160];
+
+		snprintf(want, sizeof(want),
+			 "the engine would fail to load this map: negative "
+			 "record length, at file 7/wal.txt offset %llu\n",
+			 (unsigned long long)off);
+		assert_non_null(strstr(out, want));
+	}
+	assert_null(strstr(out, "live_keys"));
+	be_close(be);
+	free(wal);
+}
+
+/* rm's decision (imapsum_region_decide) is the summary's verdict, for
+ * every region, engine state, mount flag and caller. */
+static void test_imapsum_rm_decision_is_the_verdict(void **state)
+{
+	static const char *const names[] = {"100", "200", "300", "400"};
+	struct fx f;
+
+	(void)state;
+	fx_open(&f);
+	fx_add(&f, "c/m/100/wal.txt", 0, NOW - 3 * HOUR);
+	fx_add(&f, "c/m/200/wal.txt", 1, NOW - 2 * HOUR);
+	fx_add(&f, "c/m/300/wal.txt", 2, NOW - 10 * 60 * NS);
+	fx_add(&f, "c/m/400/wal.txt", 0, NOW - 4 * HOUR);
+	for (int e = RE_UNKNOWN; e <= RE_STOPPED; e++) {
+		for (int flags = 0; flags < 4; flags++) {
+			const char *out;
+
+			f.o.engine = (enum region_engine)e;
+			f.o.ro = flags & 1;
+			f.o.caller_denied = flags & 2;
+			out = fx_render(&f);
+			for (size_t i = 0; i < 4; i++) {
+				struct rule_result r;
+				char want[64];
+				const char *line;
+
+				assert_int_equal(imapsum_region_decide(
+							 f.be, "c/m", names[i],
+							 &f.o, &r),
+						 0);
+				snprintf(want, sizeof(want), "\n%s ", names[i]);
+				line = strstr(out, want);
+				assert_non_null(line);
+				line = strstr(line + 1,
+					      r.err ? strerrorname_np(r.err)
+						    : "removable");
+				assert_non_null(line);
+				assert_true(line < strchr(strstr(out, want) + 1,
+							  '\n'));
+			}
+		}
+	}
+	{
+		struct rule_result r;
+
+		assert_int_equal(
+			imapsum_region_decide(f.be, "c/m", "999", &f.o, &r),
+			-ENOENT);
+	}
 	fx_close(&f);
 }
 
@@ -269,6 +446,11 @@ int main(void)
 		cmocka_unit_test(test_imapsum_empty_region_is_live),
 		cmocka_unit_test(test_imapsum_newest_by_mtime_is_live),
 		cmocka_unit_test(test_imapsum_grace_and_engine_state),
+		cmocka_unit_test(test_imapsum_files_parsed_each_on_own),
+		cmocka_unit_test(test_imapsum_numeric_file_order_and_ties),
+		cmocka_unit_test(test_imapsum_header_bytes_ignored),
+		cmocka_unit_test(test_imapsum_load_fails_verdict),
+		cmocka_unit_test(test_imapsum_rm_decision_is_the_verdict),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

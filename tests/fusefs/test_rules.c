@@ -405,6 +405,63 @@ static void test_rules_caller_allowed_groups(void **st)
 	assert_false(rules_caller_allowed(1000, 54321, NULL, 0, "54321x"));
 }
 
+/* IMap regions: every combination of the facts.  Removal is allowed only
+ * when nothing protects the region, and the errno is the first refusal in
+ * the documented order W5 > W4 > W1 > W2 > W3. */
+static void test_rules_decide_region_full_table(void **state)
+{
+	unsigned allowed = 0;
+
+	(void)state;
+	for (unsigned bits = 0; bits < 128; bits++) {
+		for (int e = RE_UNKNOWN; e <= RE_STOPPED; e++) {
+			struct region_input in = {
+				.ro = bits & 1,
+				.caller_allowed = bits & 2,
+				.load_fails = bits & 4,
+				.holds_kept = bits & 8,
+				.empty = bits & 16,
+				.newest = bits & 32,
+				.recent = bits & 64,
+				.engine = (enum region_engine)e,
+			};
+			struct rule_result r;
+			int want;
+			const char *rule;
+
+			if (in.ro)
+				want = EROFS, rule = "W5";
+			else if (!in.caller_allowed)
+				want = EACCES, rule = "W4";
+			else if (in.load_fails || in.holds_kept)
+				want = EPERM, rule = "W1";
+			else if (in.empty || in.newest || in.recent)
+				want = EBUSY, rule = "W2";
+			else if (e == RE_UP)
+				want = EBUSY, rule = "W3";
+			else if (e == RE_UNKNOWN)
+				want = EAGAIN, rule = "W3";
+			else
+				want = 0, rule = "";
+			memset(&r, 0x55, sizeof(r));
+			rules_decide_region(&in, &r);
+			assert_int_equal(r.err, want);
+			assert_string_equal(r.rule, rule);
+			assert_true(strlen(r.reason) > 0);
+			assert_null(strchr(r.reason, '\n'));
+			if (r.err == 0) {
+				/* the safety property, stated on its own */
+				assert_true(!in.ro && in.caller_allowed &&
+					    !in.load_fails && !in.holds_kept &&
+					    !in.empty && !in.newest &&
+					    !in.recent && e == RE_STOPPED);
+				allowed++;
+			}
+		}
+	}
+	assert_int_equal(allowed, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -417,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_rules_decide_orphan_and_views),
 		cmocka_unit_test(test_rules_decide_out_of_range),
 		cmocka_unit_test(test_rules_caller_allowed_groups),
+		cmocka_unit_test(test_rules_decide_region_full_table),
 	};
 
 	return cmocka_run_group_tests_name("rules", tests, NULL, NULL);

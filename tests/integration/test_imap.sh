@@ -1,0 +1,156 @@
+#!/bin/bash
+# IMap WAL clean-up on a real mount (README "Reclaiming IMap WAL space"):
+# the summary's verdict per region is what `rm -r` of it answers; a
+# superseded region goes only once the engine refuses connections, and the
+# live key set (read by an independent reader, scripts-free python below)
+# is the same before and after; the raw storage is checked directly.
+. "$(dirname "$0")/lib.sh"
+
+STATE=$T/state
+python3 "$ROOT/scripts/genstate.py" --out "$STATE" --jobs 2 --seed 3 \
+	>"$T/gen.log" 2>&1 || { cat "$T/gen.log"; exit 1; }
+IM=$T/imap
+FIX=$ROOT/tests/fixtures/protostuff
+
+# Map c/m, built from real engine-written records:
+#   100  the live record of key A             3 h old  superseded by 200
+#   200  A's tombstone, and B's three records 2 h old  keeps A's tombstone
+#   300  two live keys                        1 h old  newest
+#   400  an empty wal.txt                     40 min   a member appends
+#   500  1_wal.txt + 10_wal.txt (A again, older than 200's tombstone, with
+#        a torn tail in 1_wal.txt)            3 h old  superseded
+python3 - "$FIX" "$IM/c/m" <<'PY'
+import os, sys, time
+fix, d = sys.argv[1], sys.argv[2]
+lt = open(fix + "/wal_live_and_tombstone.wal", "rb").read()
+ck = open(fix + "/wal_checkpoint_id_map.wal", "rb").read()
+st = open(fix + "/wal_state_timestamps.wal", "rb").read()
+def put(rel, data, age_s):
+    p = os.path.join(d, rel)
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    open(p, "wb").write(data)
+    t = time.time() - age_s
+    os.utime(p, (t, t))
+put("100/wal.txt", lt[:175], 3 * 3600)
+put("200/wal.txt", lt[175:] + ck, 2 * 3600)
+put("300/wal.txt", st, 3600)
+put("400/wal.txt", b"", 2400)
+put("500/1_wal.txt", lt[:175] + lt[175:190], 3 * 3600 + 60)
+put("500/10_wal.txt", lt[:175], 3 * 3600 + 30)
+PY
+
+# live keys as the engine's reader computes them: each file on its own,
+# newest record per key, a tombstone hides the key
+live_keys() {
+	python3 - "$1" <<'PY'
+import os, sys
+def varint(b, i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
+        if c < 0x80: return v, i
+recs = []
+for root, _, files in os.walk(sys.argv[1]):
+    for f in files:
+        if not f.endswith("wal.txt"): continue
+        b = open(os.path.join(root, f), "rb").read(); p = 0
+        while p + 12 < len(b):
+            n = int.from_bytes(b[p:p + 4], "little", signed=True)
+            if n < 0: sys.exit("negative length")
+            if p + 12 + n > len(b): break
+            q, e = p + 12, p + 12 + n; dl = False; key = None; ts = 0
+            while q < e:
+                t, q = varint(b, q); fn, wt = t >> 3, t & 7
+                if wt == 0:
+                    v, q = varint(b, q)
+                    if fn == 1: dl = bool(v)
+                    if fn == 6: ts = v
+                elif wt == 2:
+                    l, q = varint(b, q)
+                    if fn == 2: key = b[q:q + l]
+                    q += l
+                else: break
+            recs.append((ts, key, dl)); p = e
+win = {}
+for ts, k, dl in sorted(recs, key=lambda r: r[0]):
+    win[k] = dl
+print(" ".join(sorted(k.hex() for k, dl in win.items() if not dl)))
+PY
+}
+before=$(live_keys "$IM/c/m")
+check "the hand-built map has live keys" test -n "$before"
+
+start_sim "$STATE/scenario.json" a
+PORT=$SIM_PORT_a
+M=$T/mnt
+AUD=$T/audit.log
+OPTS="checkpoint=file://$STATE/checkpoint/,engine=http://127.0.0.1:$PORT,imap=file://$IM/,state_dir=$T/statedir,timeout=2000,imap_grace=30m,audit_log=$AUD,cache_ttl=1000,engine_ttl=1000"
+mount_stfs "$M" -o "$OPTS" || { finish; exit 1; }
+
+verdict() { awk -v r="$1" '$1 == r { print $4 }' "$M/imap/c/m.summary"; }
+rm_r_errno() {
+	local err
+	err=$(rm -r -- "$1" 2>&1 >/dev/null)
+	if [ $? = 0 ]; then echo OK; else echo "$err" | errno_of_msg; fi
+}
+as_rm() { [ "$1" = removable ] && echo OK || echo "$1"; }
+
+cp "$M/imap/c/m.summary" "$T/sum1"
+check "the summary counts the reader's live keys" \
+	grep -q "^live_keys    $(echo "$before" | wc -w)\$" "$T/sum1"
+check "no load failure on good records" bash -c "! grep -q 'fail to load' '$T/sum1'"
+check_eq "engine up: 100 is kept (EBUSY)" EBUSY "$(verdict 100)"
+check_eq "200 holds A's tombstone (EPERM)" EPERM "$(verdict 200)"
+check_eq "300 newest (EPERM: live keys first)" EPERM "$(verdict 300)"
+check_eq "400 empty (EBUSY)" EBUSY "$(verdict 400)"
+check_eq "500 kept while the engine runs" EBUSY "$(verdict 500)"
+# every verdict is what rm answers, and nothing moves in storage
+for r in 100 200 300 400 500; do
+	v=$(as_rm "$(verdict "$r")")
+	check_eq "engine up: rm -r $r answers its verdict" "$v" "$(rm_r_errno "$M/imap/c/m/$r")"
+	check "engine up: raw region $r still there" test -d "$IM/c/m/$r"
+done
+check "refusals are audited" grep -q "path=/imap/c/m/100/wal.txt .*errno=EBUSY" "$AUD"
+
+# the engine stops: connections are refused
+stop_pid "$SIM_PID_a"
+sleep 2.5 # the summary is at most cache_ttl + engine_ttl old
+cp "$M/imap/c/m.summary" "$T/sum2"
+check_eq "engine stopped: 100 removable" removable "$(verdict 100)"
+check_eq "engine stopped: 500 removable" removable "$(verdict 500)"
+check_eq "engine stopped: 200 still EPERM" EPERM "$(verdict 200)"
+check_eq "engine stopped: 400 still EBUSY" EBUSY "$(verdict 400)"
+for r in 200 300 400 100 500; do
+	v=$(as_rm "$(verdict "$r")")
+	check_eq "engine stopped: rm -r $r answers its verdict" "$v" "$(rm_r_errno "$M/imap/c/m/$r")"
+done
+check "raw region 100 is gone" test ! -e "$IM/c/m/100"
+check "raw region 500 is gone" test ! -e "$IM/c/m/500"
+for r in 200 300 400; do check "raw region $r kept" test -f "$IM/c/m/$r/wal.txt"; done
+check_eq "the reader's live key set is unchanged" "$before" "$(live_keys "$IM/c/m")"
+check "removals are audited" grep -q "path=/imap/c/m/100 .*outcome=allowed" "$AUD"
+
+# a map the engine cannot load: a verdict, and nothing removable
+python3 - "$IM/c/bad" "$FIX" <<'PY'
+import os, sys, time
+d, fix = sys.argv[1], sys.argv[2]
+lt = bytearray(open(fix + "/wal_live_and_tombstone.wal", "rb").read())
+os.makedirs(d + "/1", exist_ok=True); os.makedirs(d + "/2", exist_ok=True)
+open(d + "/1/wal.txt", "wb").write(lt[:175])
+lt[175 + 3] = 0x80
+open(d + "/2/wal.txt", "wb").write(lt)
+t = time.time() - 5 * 3600
+for r in ("1", "2"): os.utime(d + "/%s/wal.txt" % r, (t, t))
+os.utime(d + "/2/wal.txt", (t + 60, t + 60))
+PY
+check "a load failure is named with file and offset" \
+	grep -q "the engine would fail to load this map: negative record length, at file 2/wal.txt offset 175" "$M/imap/c/bad.summary"
+check_eq "nothing of a failing map is removable" EPERM "$(rm_r_errno "$M/imap/c/bad/1")"
+check "its raw files are kept" test -f "$IM/c/bad/1/wal.txt"
+
+# ro: EROFS before anything else
+unmount_stfs "$M"
+mount_stfs "$M" -o "$OPTS,ro" || { finish; exit 1; }
+check_eq "ro: rm -r answers EROFS" EROFS "$(rm_r_errno "$M/imap/c/m/200")"
+check "ro: raw region 200 kept" test -f "$IM/c/m/200/wal.txt"
+finish
