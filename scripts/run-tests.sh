@@ -44,7 +44,7 @@ echo "== the daemon under sanitizers (scripts/run-san.sh)"
 scripts/run-san.sh 2>&1 | tee "$log/sanit"
 add "$log/sanit" sanitizers "${PIPESTATUS[0]}"
 
-echo "== fuzz (${FUZZ_TIME:=10} s per parser)"
+echo "== fuzz (${FUZZ_TIME:=5} s per parser)"
 FUZZ_TIME=$FUZZ_TIME scripts/run-fuzz.sh tests/fuzz/fuzz_*.c 2>&1 | tee "$log/fuzz"
 add "$log/fuzz" fuzz "${PIPESTATUS[0]}"
 
