@@ -9,6 +9,7 @@
 #                       run of the 20000; s3rver itself slows down)
 #   BENCH_BIG_RUNS=1    repetitions for sizes above 2000
 #   BENCH_NO_BIGOBJ=1   skip the 256 MiB object
+#   BENCH_NO_LOCAL=1    skip the local section (scripts/bench-local.sh)
 #   STFS_BIN            binary under test (default build/stfs)
 #
 # Every run of a tool starts from a fresh mount (so the first `du -s` is
@@ -336,5 +337,7 @@ if [ -s "$T/errors.log" ]; then
 	echo "bench: stderr of the timed commands (first lines):"
 	sort "$T/errors.log" | uniq -c | sort -rn | head -8
 fi
+# the local section (issue 11): stfs over a local namespace vs the raw dir
+[ "${BENCH_NO_LOCAL:-0}" = 1 ] || "$ROOT/scripts/bench-local.sh" || rc=1
 echo "bench: total $(python3 -c "print(f'{$(now)-$start:.0f}')") s"
 exit $rc
