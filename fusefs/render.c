@@ -543,9 +543,6 @@ int render_stats(struct view *v, struct buf *out)
 		  "counter", fs->n.pcache_hits);
 	stat_line(out, "stfs_pcache_misses_total", "Pseudo-file renders.",
 		  "counter", fs->n.pcache_misses);
-	stat_line(out, "stfs_live_renders_total",
-		  "Renders of live pseudo-files (never cached).", "counter",
-		  fs->n.live_renders);
 	stat_line(out, "stfs_backend_list_requests_total",
 		  "Checkpoint backend list calls (pages).", "counter",
 		  bs->lists);
