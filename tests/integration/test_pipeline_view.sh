@@ -47,15 +47,13 @@ elif ms < 3600000: print("%dm%02ds" % (ms // 60000, ms // 1000 % 60))
 else: print("%dh%02dm" % (ms // 3600000, ms // 60000 % 60))' "$1"; }
 
 for ver in 2.3 3; do
-	start_sim_v() {
-		local pf=$T/sim-$ver.port
-		python3 "$ROOT/scripts/stsim.py" --scenario "$STATE/scenario.json" \
-			--version "$ver" --port 0 --port-file "$pf" >"$T/sim-$ver.log" 2>&1 &
-		PIDS+=("$!")
-		for _ in $(seq 100); do [ -s "$pf" ] && break; sleep 0.05; done
-		cat "$pf"
-	}
-	PORT=$(start_sim_v)
+	# started here, not in $( ): its PID must reach PIDS for the cleanup
+	pf=$T/sim-$ver.port
+	python3 "$ROOT/scripts/stsim.py" --scenario "$STATE/scenario.json" \
+		--version "$ver" --port 0 --port-file "$pf" >"$T/sim-$ver.log" 2>&1 &
+	PIDS+=("$!")
+	for _ in $(seq 100); do [ -s "$pf" ] && break; sleep 0.05; done
+	PORT=$(cat "$pf")
 	M=$T/m-$ver
 	mount_stfs "$M" -o "checkpoint=file://$NS/,engine=http://127.0.0.1:$PORT,state_dir=$T/sd,timeout=2000,cache_ttl=0,engine_ttl=500" ||
 		{ finish; exit 1; }
