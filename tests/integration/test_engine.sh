@@ -153,8 +153,14 @@ check_eq "rm of the restored job's restore point: EBUSY (running again)" EBUSY \
 check "job on B: FAILED" eng wait-state "$B" "$FB" FAILED 120
 ncrc=$(ls -A "$NB/$FB" | grep -c '^\..*\.ser\.crc$')
 check "the engine wrote .crc sidecars on file:/// ($ncrc)" test "$ncrc" -gt 0
-nraw=$(find "$NB/$FB" -type f | wc -l)
-nmnt=$(find "$MB/jobs/$FB/pipelines" -type f ! -name status | wc -l)
+# the mount relists storage after storage_ttl: wait (up to 15 s) until the
+# engine's last writes of the ended job are in the tree
+for _ in $(seq 30); do
+	nraw=$(find "$NB/$FB" -type f | wc -l)
+	nmnt=$(find "$MB/jobs/$FB/pipelines" -type f ! -name status | wc -l)
+	[ "$nraw" = "$nmnt" ] && break
+	sleep 0.5
+done
 check_eq "every sidecar is shown beside its object" "$nraw" "$nmnt"
 check "no sidecar is left unrecognised (no other/)" test ! -e "$MB/jobs/$FB/other"
 check "status counts them" grep -q "^storage *$nraw objects" "$MB/jobs/$FB/status"
@@ -228,11 +234,17 @@ eng stop "$A"
 MC=$T/mc
 mount_stfs "$MC" -o "checkpoint=file://$NA/,engine=$RA,imap=file://$A/imap/,state_dir=$T/sdc,timeout=5000,imap_grace=0,cache_ttl=500" ||
 	bad "mount with imap_grace=0"
-sleep 1
-rem=$(for f in "$MC/imap/$CL/"*.summary; do
-	m=$(basename "$f" .summary)
-	awk -v m="$m" '$4 == "removable" { print m "/" $1 }' "$f"
-done | head -1)
+# the engine's JVM may take a moment to close its port: the verdict needs
+# a refused connection, so ask again for up to 20 s
+rem=""
+for _ in $(seq 40); do
+	rem=$(for f in "$MC/imap/$CL/"*.summary; do
+		m=$(basename "$f" .summary)
+		awk -v m="$m" '$4 == "removable" { print m "/" $1 }' "$f"
+	done | head -1)
+	[ -n "$rem" ] && break
+	sleep 0.5
+done
 check "with the engine stopped a superseded region is removable (${rem:-none})" test -n "$rem"
 if [ -n "$rem" ]; then
 	m=${rem%%/*}
