@@ -29,7 +29,7 @@ ifeq ($(WERROR),1)
 WARN += -Werror
 endif
 
-INCS = -I. -Ibackends -Iconf -Ifusefs
+INCS = -I. -Ibackends -Ifusefs
 ALL_CFLAGS = -std=gnu11 -D_FILE_OFFSET_BITS=64 -D_GNU_SOURCE \
 	     -DFUSE_USE_VERSION=35 -DHAVE_S3 -DSTFS_VERSION=\"$(VERSION)\" \
 	     $(WARN) $(INCS) $(PKG_CFLAGS) $(CFLAGS)
@@ -38,12 +38,12 @@ SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all \
 
 VERSION := 0.1.0
 
-LIB_SRCS  := $(sort $(wildcard backends/*.c conf/*.c fusefs/*.c))
+LIB_SRCS  := $(sort $(wildcard backends/*.c backends/util/*.c conf/*.c fusefs/*.c fusefs/*/*.c))
 LIB_SRCS  := $(filter-out fusefs/main.c,$(LIB_SRCS))
 FAKE_SRCS := $(sort $(wildcard tests/fakes/*.c))
 TEST_SRCS := $(sort $(wildcard tests/*/test_*.c))
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
-HDRS      := $(wildcard backends/*.h conf/*.h fusefs/*.h tests/fakes/*.h)
+HDRS      := $(wildcard backends/*.h backends/util/*.h conf/*.h fusefs/*.h fusefs/*/*.h tests/fakes/*.h)
 
 LIB_OBJS  := $(LIB_SRCS:%.c=build/%.o)
 FAKE_OBJS := $(FAKE_SRCS:%.c=build/%.o)

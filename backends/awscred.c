@@ -6,7 +6,7 @@
  * refreshes (refreshing), the others keep using cur while it is usable,
  * or wait on ac->done (monotonic clock) with a deadline.
  */
-#include "awscred.h"
+#include "backends/awscred.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -23,11 +23,11 @@
 
 #include <jansson.h>
 
-#include "backend.h"
-#include "credcache.h"
-#include "http.h"
-#include "log.h"
-#include "timefmt.h"
+#include "backends/backend.h"
+#include "backends/credcache.h"
+#include "backends/http.h"
+#include "util/log.h"
+#include "util/timefmt.h"
 
 #define AC_MAX_PROV	  8
 #define AC_EARLY_MAX_MS	  (300 * 1000) /* refresh at most 5 min early */

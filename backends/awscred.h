@@ -47,7 +47,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "util/buf.h"
 
 /* the settings awscred needs, borrowed for awscred_open() only */
 struct awscred_conf {

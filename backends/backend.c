@@ -6,7 +6,7 @@
  * .stfs/stats, not synchronisation).  Health fields are guarded by
  * be->health_lock.
  */
-#include "backend.h"
+#include "backends/backend.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -16,7 +16,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "log.h"
+#include "util/log.h"
 
 /*
  * Every backend stfs can serve a namespace with, searched in order by URI

@@ -27,9 +27,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "buf.h"
-#include "hist.h"
-#include "conf.h"
+#include "util/buf.h"
+#include "util/hist.h"
+#include "conf/conf.h"
 
 enum be_type {
 	BE_FILE = 1,

@@ -1,7 +1,7 @@
 /*
  * credcache — shared refresh discipline for credentials.  See credcache.h.
  */
-#include "credcache.h"
+#include "backends/credcache.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,8 +11,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend.h"
-#include "log.h"
+#include "backends/backend.h"
+#include "util/log.h"
 
 int credcache_init(struct credcache *c)
 {

@@ -34,7 +34,7 @@
  * other callers take the stale copy, or wait for that fetch and share its
  * result.
  */
-#include "engine.h"
+#include "backends/engine.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -46,9 +46,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "http.h"
-#include "jobid.h"
-#include "log.h"
+#include "backends/http.h"
+#include "util/jobid.h"
+#include "util/log.h"
 
 #define ENGINE_MAX_PAGES     10000
 #define ENGINE_FALLBACK_INFO 64		       /* job-info asks per refresh */

@@ -25,10 +25,10 @@
 
 #include <jansson.h>
 
-#include "hist.h"
+#include "util/hist.h"
 
-#include "buf.h"
-#include "conf.h"
+#include "util/buf.h"
+#include "conf/conf.h"
 
 /* JobStatus ordinals (SEATUNNEL.md §4.4), then stfs's own two. */
 enum job_state {

@@ -6,7 +6,7 @@
  * log_warn; a document that is not JSON or not a list is -EPROTO.  jansson
  * itself bounds nesting depth (2048) and rejects integers over 64 bits.
  */
-#include "engine.h"
+#include "backends/engine.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -18,8 +18,8 @@
 #include <strings.h>
 #include <time.h>
 
-#include "jobid.h"
-#include "log.h"
+#include "util/jobid.h"
+#include "util/log.h"
 
 static const char *const state_names[JS_COUNT] = {
 	[JS_INITIALIZING] = "INITIALIZING",

@@ -20,7 +20,7 @@
  *
  * Threads: priv is immutable after init; gcsauth guards its token.
  */
-#include "backend.h"
+#include "backends/backend.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -29,12 +29,12 @@
 
 #include <jansson.h>
 
-#include "awscred.h"
-#include "gcsauth.h"
-#include "http.h"
-#include "log.h"
-#include "relpath.h"
-#include "s3_url.h"
+#include "backends/awscred.h"
+#include "backends/gcsauth.h"
+#include "backends/http.h"
+#include "util/log.h"
+#include "util/relpath.h"
+#include "backends/s3_url.h"
 
 #define GCS_BASE_DFLT "https://storage.googleapis.com"
 #define GCS_LIST_MAX  ((size_t)32 << 20)

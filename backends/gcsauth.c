@@ -4,7 +4,7 @@
  * Threads: ga->lock guards token, its times, refreshing, bad and
  * next_try_ms; it is never held across a request.
  */
-#include "gcsauth.h"
+#include "backends/gcsauth.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,11 +22,11 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
-#include "backend.h"
-#include "credcache.h"
-#include "http.h"
-#include "log.h"
-#include "timefmt.h"
+#include "backends/backend.h"
+#include "backends/credcache.h"
+#include "backends/http.h"
+#include "util/log.h"
+#include "util/timefmt.h"
 
 #define GA_SCOPE     "https://www.googleapis.com/auth/devstorage.read_write"
 #define GA_TOKEN_URI "https://oauth2.googleapis.com/token"

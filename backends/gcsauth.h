@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "util/buf.h"
 
 struct gcsauth_conf {
 	const char *keyfile; /* NULL: GOOGLE_APPLICATION_CREDENTIALS, or the

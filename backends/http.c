@@ -24,7 +24,7 @@
  *  - Secrets: userpwd is handed to curl and nowhere else.  resp->error and
  *    log lines name the URL without user-info or query string.
  */
-#include "http.h"
+#include "backends/http.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -37,7 +37,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "log.h"
+#include "util/log.h"
 
 #define HTTP_POOL_MAX	  32
 #define HTTP_BACKOFF_BASE 50

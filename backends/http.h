@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "util/buf.h"
 
 #define CURL_ERROR_SIZE_STFS 256
 

@@ -26,7 +26,7 @@
  * Threads: the pin (root_fd, chain) is guarded by pin_lock, held only for
  * local system calls; everything else in priv is immutable after init.
  */
-#include "backend.h"
+#include "backends/backend.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -41,9 +41,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "log.h"
-#include "relpath.h"
+#include "util/buf.h"
+#include "util/log.h"
+#include "util/relpath.h"
 
 #define LOCAL_MAX_DEPTH 64
 /* directories from "/" to the deepest listed one: the root's own path

@@ -46,7 +46,7 @@
  * held across a request).  The workers start at the first prefetch and are
  * joined by destroy.
  */
-#include "backend.h"
+#include "backends/backend.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -61,14 +61,14 @@
 
 #include <openssl/evp.h>
 
-#include "awscred.h"
-#include "credcache.h"
-#include "buf.h"
-#include "http.h"
-#include "log.h"
-#include "relpath.h"
-#include "s3_url.h"
-#include "s3_xml.h"
+#include "backends/awscred.h"
+#include "backends/credcache.h"
+#include "util/buf.h"
+#include "backends/http.h"
+#include "util/log.h"
+#include "util/relpath.h"
+#include "backends/s3_url.h"
+#include "backends/s3_xml.h"
 
 #define S3_MAX_KEYS_DFLT 1000
 #define RA_CHUNKS	 64

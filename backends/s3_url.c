@@ -2,7 +2,7 @@
  * s3_url — URI parsing, provider defaults and canonical URLs for the
  * S3-compatible backend.  Pure: see s3_url.h.
  */
-#include "s3_url.h"
+#include "backends/s3_url.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "buf.h"
+#include "util/buf.h"
 
 enum s3_provider {
 	S3_PROV_AWS = 1, /* s3://, s3a://, s3n:// */

@@ -6,7 +6,7 @@
  * entity-reference node; node_text() reads only text and CDATA children,
  * so such an entity contributes nothing (no "billion laughs").
  */
-#include "s3_xml.h"
+#include "backends/s3_xml.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -40,7 +40,7 @@
  * Threads: priv is immutable after init except `active` (atomic),
  * `no_batch` (atomic, set once) and the timed-out-read memo (memo_lock).
  */
-#include "backend.h"
+#include "backends/backend.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -52,11 +52,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "http.h"
-#include "log.h"
-#include "relpath.h"
-#include "webhdfs_json.h"
+#include "util/buf.h"
+#include "backends/http.h"
+#include "util/log.h"
+#include "util/relpath.h"
+#include "backends/webhdfs_json.h"
 
 #define WH_MAX_NN	  8
 #define WH_HTTP_PORT	  9870

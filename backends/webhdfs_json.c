@@ -2,7 +2,7 @@
  * webhdfs_json.c — pure parsing of WebHDFS answers (jansson).  See the
  * header for the shapes and the rules for hostile input.
  */
-#include "webhdfs_json.h"
+#include "backends/webhdfs_json.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -14,7 +14,7 @@
  * Secrets (secret_key, session_token, engine_password) are never copied into
  * an error message; every string is wiped before it is freed.
  */
-#include "conf.h"
+#include "conf/conf.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -31,7 +31,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
-#include "log.h"
+#include "util/log.h"
 
 enum conf_type {
 	CT_URI,	   /* storage URI, normalised with a trailing '/' */

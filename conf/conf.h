@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "buf.h"
+#include "util/buf.h"
 
 #define CONF_MAX_ENGINES 8
 

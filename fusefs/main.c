@@ -13,16 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit.h"
-#include "ckinfo.h"
-#include "engine.h"
-#include "http.h"
-#include "log.h"
-#include "notify.h"
-#include "ops.h"
-#include "release.h"
-#include "signals.h"
-#include "stfs.h"
+#include "policy/audit.h"
+#include "model/ckinfo.h"
+#include "backends/engine.h"
+#include "backends/http.h"
+#include "util/log.h"
+#include "fusefs/notify.h"
+#include "fusefs/ops.h"
+#include "policy/release.h"
+#include "fusefs/signals.h"
+#include "mount/mount.h"
 
 #define MAX_CLI_OPTS 128
 

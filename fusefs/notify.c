@@ -1,4 +1,4 @@
-#include "notify.h"
+#include "fusefs/notify.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -10,7 +10,7 @@
 
 #include <systemd/sd-daemon.h>
 
-#include "log.h"
+#include "util/log.h"
 
 #define FUSE_SUPER_MAGIC 0x65735546
 

@@ -1,4 +1,4 @@
-#include "ops.h"
+#include "fusefs/ops.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,16 +10,16 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "ckinfo.h"
-#include "delete.h"
-#include "imapdel.h"
-#include "log.h"
-#include "notify.h"
-#include "protostuff.h"
-#include "render.h"
-#include "signals.h"
-#include "stfs.h"
-#include "tree.h"
+#include "model/ckinfo.h"
+#include "policy/delete.h"
+#include "policy/imapdel.h"
+#include "util/log.h"
+#include "fusefs/notify.h"
+#include "model/protostuff.h"
+#include "view/render.h"
+#include "fusefs/signals.h"
+#include "mount/mount.h"
+#include "view/tree.h"
 
 static struct stfs *fs_ctx(void)
 {

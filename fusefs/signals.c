@@ -1,4 +1,4 @@
-#include "signals.h"
+#include "fusefs/signals.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -6,11 +6,11 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "audit.h"
-#include "buf.h"
-#include "conf.h"
-#include "log.h"
-#include "stfs.h"
+#include "policy/audit.h"
+#include "util/buf.h"
+#include "conf/conf.h"
+#include "util/log.h"
+#include "mount/mount.h"
 
 static struct stfs *sig_fs;
 static signals_reload_fn sig_reload;

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Build and run one cmocka test against just the sources it needs, so that a
 # half-written module elsewhere cannot break it:
-#   scripts/build-one.sh tests/backends/test_protostuff.c backends/protostuff.c backends/buf.c
+#   scripts/build-one.sh tests/backends/test_protostuff.c fusefs/model/protostuff.c backends/util/buf.c
 set -e
 t=$1; shift
 out=build/one/$(basename "$t" .c)
@@ -13,6 +13,6 @@ cc -std=gnu11 -D_FILE_OFFSET_BITS=64 -D_GNU_SOURCE -DFUSE_USE_VERSION=35 \
    -Wmissing-declarations -Wwrite-strings -Wpointer-arith -Wformat=2 \
    -Wundef -Wvla -Wcast-qual -Wredundant-decls -Wold-style-definition \
    -Wimplicit-fallthrough -fno-common -Werror \
-   -I. -Ibackends -Iconf -Ifusefs -Itests $(pkg-config --cflags $PKGS) \
+   -I. -Ibackends -Ifusefs -Itests $(pkg-config --cflags $PKGS) \
    -o "$out" "$t" "$@" $(pkg-config --libs $PKGS) -lpthread
 exec "$out"

@@ -16,6 +16,11 @@ if grep -nE "$crash" $(echo "$files" | grep -E '^(backends|conf|fusefs)/'); then
 	echo "lint: abort/assert/exit in the daemon above (return an error instead)"
 	rc=1
 fi
+# the include rule (README "Layout of the source")
+if ! python3 scripts/layers.py; then
+	echo "lint: include rule broken above"
+	rc=1
+fi
 if ! command -v cppcheck >/dev/null || ! command -v clang-format >/dev/null; then
 	echo "lint: cppcheck or clang-format missing (make deps installs them)"
 	exit 1
@@ -26,7 +31,7 @@ if ! make -s clang-check; then
 fi
 cppcheck -q --std=c11 --enable=warning,portability --inline-suppr \
 	--suppress=missingIncludeSystem --error-exitcode=1 \
-	-I backends -I conf -I fusefs -D_GNU_SOURCE \
+	-I . -I backends -I fusefs -D_GNU_SOURCE \
 	backends conf fusefs || rc=1
 if ! clang-format --dry-run --Werror $files 2>/dev/null; then
 	echo "lint: run 'make format'"

@@ -24,11 +24,11 @@
 
 #include <cmocka.h>
 
-#include "awscred.h"
-#include "backend.h"
+#include "backends/awscred.h"
+#include "backends/backend.h"
 #include "fakes/loopsrv.h"
 #include "fakes/testutil.h"
-#include "timefmt.h"
+#include "util/timefmt.h"
 
 /* ---- parsers ---------------------------------------------------------- */
 

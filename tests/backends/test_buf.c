@@ -1,5 +1,5 @@
 /*
- * Unit tests for backends/buf.c: the cap, NUL termination, and the sticky
+ * Unit tests for backends/util/buf.c: the cap, NUL termination, and the sticky
  * error that keeps a renderer from publishing a truncated text.
  */
 #include <errno.h>
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "buf.h"
+#include "util/buf.h"
 
 static void test_buf_append_terminates(void **state)
 {

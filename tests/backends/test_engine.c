@@ -17,10 +17,10 @@
 
 #include <cmocka.h>
 
-#include "engine.h"
+#include "backends/engine.h"
 #include "fakes/loopsrv.h"
 #include "fakes/testutil.h"
-#include "http.h"
+#include "backends/http.h"
 
 #define FIX "tests/fixtures/engine/"
 

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "engine.h"
+#include "backends/engine.h"
 #include "fakes/testutil.h"
 
 #define FIX "tests/fixtures/engine/"

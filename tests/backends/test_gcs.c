@@ -24,10 +24,10 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
-#include "backend.h"
+#include "backends/backend.h"
 #include "fakes/loopsrv.h"
 #include "fakes/testutil.h"
-#include "gcsauth.h"
+#include "backends/gcsauth.h"
 
 static char *pem_priv, *pem_pub;
 

@@ -1,4 +1,4 @@
-/* Unit tests for backends/hist.c: bucket edges, cumulative rendering. */
+/* Unit tests for backends/util/hist.c: bucket edges, cumulative rendering. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "hist.h"
+#include "util/hist.h"
 
 static void test_hist_buckets_and_render(void **state)
 {

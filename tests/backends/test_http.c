@@ -19,7 +19,7 @@
 
 #include "fakes/loopsrv.h"
 #include "fakes/testutil.h"
-#include "http.h"
+#include "backends/http.h"
 
 /* ---- a tiny loopback HTTP/1.1 server (tests/fakes/loopsrv) */
 

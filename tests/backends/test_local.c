@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include "backend.h"
-#include "conf.h"
+#include "backends/backend.h"
+#include "conf/conf.h"
 #include "fakes/fake_backend.h"
 
 struct fixture {

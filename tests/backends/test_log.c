@@ -1,5 +1,5 @@
 /*
- * Unit tests for backends/log.c: level names, clamping and the SIGUSR2
+ * Unit tests for backends/util/log.c: level names, clamping and the SIGUSR2
  * cycle; filtering checked on what reaches stderr.
  */
 #include <setjmp.h>
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "log.h"
+#include "util/log.h"
 
 static void test_log_level_names(void **state)
 {

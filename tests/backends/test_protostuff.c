@@ -1,5 +1,5 @@
 /*
- * Tests for backends/protostuff.c against the byte-exact fixtures in
+ * Tests for fusefs/model/protostuff.c against the byte-exact fixtures in
  * tests/fixtures/protostuff/ (run with cwd = the repo root).
  */
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include <jansson.h>
 
 #include "fakes/testutil.h"
-#include "protostuff.h"
+#include "model/protostuff.h"
 
 #define FIX_DIR "tests/fixtures/protostuff/"
 

@@ -23,9 +23,9 @@
 
 #include <cmocka.h>
 
-#include "backend.h"
-#include "http.h"
-#include "log.h"
+#include "backends/backend.h"
+#include "backends/http.h"
+#include "util/log.h"
 
 #define MAX_Q	  16
 #define REQ_MAX	  65536

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "s3_url.h"
+#include "backends/s3_url.h"
 
 static char *enc(const char *s, size_t n, bool keep_slash)
 {

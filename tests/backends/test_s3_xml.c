@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "fakes/testutil.h"
-#include "s3_xml.h"
+#include "backends/s3_xml.h"
 
 #define FIX "tests/fixtures/s3/"
 

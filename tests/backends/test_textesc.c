@@ -1,5 +1,5 @@
 /*
- * Tests for backends/textesc.c: what is escaped (C0, DEL, C1, bidi and
+ * Tests for backends/util/textesc.c: what is escaped (C0, DEL, C1, bidi and
  * line-separator format characters, invalid UTF-8, the backslash), what is
  * kept (printable ASCII, other UTF-8), the flags, and that the output is
  * one line of printable text that unescapes to the input.
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "textesc.h"
+#include "util/textesc.h"
 
 static char out[8192];
 

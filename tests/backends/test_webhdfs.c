@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "backend.h"
+#include "backends/backend.h"
 #include "fakes/loopsrv.h"
 #include "fakes/testutil.h"
 

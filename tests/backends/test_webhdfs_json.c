@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "fakes/testutil.h"
-#include "webhdfs_json.h"
+#include "backends/webhdfs_json.h"
 
 #define FIX "tests/fixtures/webhdfs/"
 

@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include "buf.h"
-#include "conf.h"
+#include "util/buf.h"
+#include "conf/conf.h"
 
 #define FIX "tests/fixtures/conf/"
 

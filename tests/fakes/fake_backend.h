@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend.h"
+#include "backends/backend.h"
 
 enum fake_op {
 	FAKE_LIST = 0,

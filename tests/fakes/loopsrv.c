@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "http.h"
+#include "backends/http.h"
 
 void loopsrv_send_all(int fd, const void *p, size_t n)
 {

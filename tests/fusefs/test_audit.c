@@ -1,5 +1,5 @@
 /*
- * Unit tests for fusefs/audit.c: the exact line format, escaping of
+ * Unit tests for fusefs/policy/audit.c: the exact line format, escaping of
  * hostile values (one record stays one line), the ring bound and
  * snapshot order, file appends across two opens, audit_comm, and
  * concurrent recorders.
@@ -20,8 +20,8 @@
 
 #include <cmocka.h>
 
-#include "audit.h"
-#include "buf.h"
+#include "policy/audit.h"
+#include "util/buf.h"
 
 static struct audit_rec base_rec(void)
 {

@@ -1,5 +1,5 @@
 /*
- * Unit tests for fusefs/catalog.c: classification, grouping, sums and
+ * Unit tests for fusefs/model/catalog.c: classification, grouping, sums and
  * restore-point selection (from entries), and building over the fake
  * backend with paging and faults.
  */
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "catalog.h"
+#include "model/catalog.h"
 #include "fakes/fake_backend.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))

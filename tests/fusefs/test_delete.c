@@ -1,10 +1,10 @@
 /*
- * test_delete — the deletion path (fusefs/delete.c) over the in-memory fake
- * backend, with the engine's /job-info answer injected (stfs.test_job_info)
- * and read errors injected into the fake: unknown checkpoint types are
- * protected and never cached, the session's ghost does not decide, a
- * release covers only the run it released, each layout keeps its restore
- * point, CANCELED jobs are protected like FAILED ones, a young job the
+ * test_delete — the deletion path (fusefs/policy/delete.c) over the in-memory
+ * fake backend, with the engine's /job-info answer injected
+ * (stfs.test_job_info) and read errors injected into the fake: unknown
+ * checkpoint types are protected and never cached, the session's ghost does not
+ * decide, a release covers only the run it released, each layout keeps its
+ * restore point, CANCELED jobs are protected like FAILED ones, a young job the
  * engine does not know is R1, and `deletable` predicts what unlink does.
  * Every case checks the fake's raw object is really gone or still there.
  * Real protostuff bytes come from tests/fixtures/protostuff/ (cwd = repo
@@ -23,13 +23,13 @@
 
 #include <cmocka.h>
 
-#include "ckinfo.h"
-#include "delete.h"
+#include "model/ckinfo.h"
+#include "policy/delete.h"
 #include "fakes/fake_backend.h"
 #include "fakes/testutil.h"
-#include "protostuff.h"
-#include "release.h"
-#include "stfs.h"
+#include "model/protostuff.h"
+#include "policy/release.h"
+#include "mount/mount.h"
 
 #define FIX  "tests/fixtures/protostuff/"
 #define JOB  "555"

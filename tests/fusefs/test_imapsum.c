@@ -15,8 +15,8 @@
 
 #include "fakes/fake_backend.h"
 #include "fakes/testutil.h"
-#include "imapsum.h"
-#include "protostuff.h"
+#include "policy/imapsum.h"
+#include "model/protostuff.h"
 
 #define FIX "tests/fixtures/protostuff/"
 

@@ -1,5 +1,5 @@
 /*
- * Unit tests for fusefs/layout.c: strict parsing of real-layout names and
+ * Unit tests for fusefs/model/layout.c: strict parsing of real-layout names and
  * job ids.
  */
 #include <errno.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "catalog.h"
+#include "model/catalog.h"
 
 static void test_layout_parse_real_ser(void **state)
 {

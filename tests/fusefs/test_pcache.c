@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "pcache.h"
+#include "util/pcache.h"
 
 static char *dup_str(const char *s)
 {

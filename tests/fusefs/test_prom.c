@@ -1,5 +1,5 @@
 /*
- * Unit tests for fusefs/prom.c: exact rendering of a small job, label
+ * Unit tests for fusefs/view/prom.c: exact rendering of a small job, label
  * escaping, garbage skipping, family grouping across jobs, number forms,
  * name clashes, and buffer-cap rollback.
  */
@@ -15,8 +15,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "buf.h"
-#include "prom.h"
+#include "util/buf.h"
+#include "view/prom.h"
 
 static json_t *load(const char *text)
 {

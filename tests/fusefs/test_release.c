@@ -1,6 +1,6 @@
 /*
- * Unit tests for fusefs/release.c in a mkdtemp directory: set/get and the
- * file's content and mode, survival across close+reopen (a remount),
+ * Unit tests for fusefs/policy/release.c in a mkdtemp directory: set/get and
+ * the file's content and mode, survival across close+reopen (a remount),
  * protect, id validation, concurrent writers, stale temp files, listing,
  * and an unusable state_dir.
  */
@@ -22,8 +22,8 @@
 
 #include <inttypes.h>
 
-#include "pcache.h"
-#include "release.h"
+#include "util/pcache.h"
+#include "policy/release.h"
 
 #define NS "file:///var/ns/"
 

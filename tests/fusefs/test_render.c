@@ -14,9 +14,9 @@
 #include <cmocka.h>
 
 #include "fakes/fake_backend.h"
-#include "render.h"
-#include "stfs.h"
-#include "tree.h"
+#include "view/render.h"
+#include "mount/mount.h"
+#include "view/tree.h"
 
 #define OLD_NS ((int64_t)1600000000 * 1000000000)
 

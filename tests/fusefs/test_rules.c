@@ -1,5 +1,5 @@
 /*
- * Unit tests for fusefs/rules.c: the whole input space of rules_decide()
+ * Unit tests for fusefs/policy/rules.c: the whole input space of rules_decide()
  * and rules_decide_release() against an expectation written here from
  * CONTRACT §4 (a hand-written per-state table, not job_state_is_end()),
  * spot checks of the precedence order, and rules_caller_allowed() against
@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "engine.h"
-#include "rules.h"
+#include "backends/engine.h"
+#include "policy/rules.h"
 
 /* CONTRACT §4 / SEATUNNEL.md §4.4, by hand. */
 static const struct {

@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "buf.h"
-#include "conf.h"
+#include "util/buf.h"
+#include "conf/conf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gcsauth.h"
+#include "backends/gcsauth.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

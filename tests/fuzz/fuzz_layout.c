@@ -1,6 +1,6 @@
 /*
- * Fuzz target for fusefs/layout.c and fusefs/catalog.c: the input, split
- * on '\n', is a listing of keys.  Every line goes through
+ * Fuzz target for fusefs/model/layout.c and fusefs/model/catalog.c: the input,
+ * split on '\n', is a listing of keys.  Every line goes through
  * layout_parse_real(); all lines together through catalog_from_entries(),
  * whose tree is then walked and checked against its invariants.
  */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog.h"
+#include "model/catalog.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * Fuzz target for fusefs/prom.c: the input is parsed as a JSON metrics
+ * Fuzz target for fusefs/view/prom.c: the input is parsed as a JSON metrics
  * object (anything jansson accepts, NULs in strings allowed) and rendered
  * for a few jobs, one of them with the raw input bytes as id and state
  * (invalid UTF-8, quotes, newlines).  Besides not crashing, the output must
@@ -18,8 +18,8 @@
 
 #include <jansson.h>
 
-#include "buf.h"
-#include "prom.h"
+#include "util/buf.h"
+#include "view/prom.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

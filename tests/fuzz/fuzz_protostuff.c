@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "protostuff.h"
+#include "model/protostuff.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * Fuzz target for backends/textesc.c and backends/jobid.c: any bytes,
+ * Fuzz target for backends/util/textesc.c and backends/util/jobid.c: any bytes,
  * escaped with every flag combination, give one line of printable text
  * (no control byte, no C1, no bidi override) that unescapes to the input;
  * jobid_normalize() of them gives a canonical id or nothing.
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobid.h"
-#include "textesc.h"
+#include "util/jobid.h"
+#include "util/textesc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

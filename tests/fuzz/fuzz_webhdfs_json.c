@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "webhdfs_json.h"
+#include "backends/webhdfs_json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

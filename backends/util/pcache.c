@@ -1,0 +1,176 @@
+#include "util/pcache.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define PC_BUCKETS 4096
+
+struct pcache {
+	pthread_mutex_t lock;
+	unsigned ttl_ms;
+	size_t count;
+	size_t inserts_since_sweep;
+	struct pc_entry *bucket[PC_BUCKETS]; /* protected by lock */
+};
+
+static int64_t pc_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+uint64_t pcache_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+struct pcache *pcache_new(unsigned ttl_ms)
+{
+	struct pcache *pc = calloc(1, sizeof(*pc));
+
+	if (!pc)
+		return NULL;
+	pthread_mutex_init(&pc->lock, NULL);
+	pc->ttl_ms = ttl_ms;
+	return pc;
+}
+
+struct pc_entry *pcache_ref(struct pc_entry *e)
+{
+	__atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED);
+	return e;
+}
+
+void pcache_put(struct pc_entry *e)
+{
+	if (!e)
+		return;
+	if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		free(e->path);
+		free(e->data);
+		free(e);
+	}
+}
+
+/* Unlink expired entries of every chain. Called with the lock held. */
+static void pc_sweep(struct pcache *pc, int64_t now)
+{
+	for (size_t i = 0; i < PC_BUCKETS; i++) {
+		struct pc_entry **pp = &pc->bucket[i];
+
+		while (*pp) {
+			struct pc_entry *e = *pp;
+
+			if (e->expires_mono_ms <= now) {
+				*pp = e->next;
+				pc->count--;
+				pcache_put(e);
+			} else {
+				pp = &e->next;
+			}
+		}
+	}
+	pc->inserts_since_sweep = 0;
+}
+
+struct pc_entry *pcache_lookup(struct pcache *pc, const char *path)
+{
+	uint64_t h = pcache_hash(path);
+	int64_t now = pc_mono_ms();
+	struct pc_entry *e, *found = NULL;
+
+	pthread_mutex_lock(&pc->lock);
+	for (e = pc->bucket[h % PC_BUCKETS]; e; e = e->next) {
+		if (e->hash == h && e->expires_mono_ms > now &&
+		    strcmp(e->path, path) == 0) {
+			found = pcache_ref(e);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&pc->lock);
+	return found;
+}
+
+struct pc_entry *pcache_insert(struct pcache *pc, const char *path, char *data,
+			       size_t len, int64_t mtime_s)
+{
+	uint64_t h = pcache_hash(path);
+	int64_t now = pc_mono_ms();
+	struct pc_entry *e, **pp, *ret;
+
+	e = calloc(1, sizeof(*e));
+	if (!e || !(e->path = strdup(path))) {
+		free(e);
+		free(data);
+		return NULL;
+	}
+	e->hash = h;
+	e->data = data;
+	e->len = len;
+	e->mtime_s = mtime_s;
+	e->refs = 1; /* the cache's */
+	e->expires_mono_ms = now + pc->ttl_ms;
+
+	pthread_mutex_lock(&pc->lock);
+	for (pp = &pc->bucket[h % PC_BUCKETS]; *pp; pp = &(*pp)->next) {
+		struct pc_entry *old = *pp;
+
+		if (old->hash != h || strcmp(old->path, path) != 0)
+			continue;
+		if (old->expires_mono_ms > now) {
+			/* another thread rendered it first: theirs wins */
+			ret = pcache_ref(old);
+			pthread_mutex_unlock(&pc->lock);
+			pcache_put(e);
+			return ret;
+		}
+		*pp = old->next;
+		pc->count--;
+		pcache_put(old);
+		break;
+	}
+	e->next = pc->bucket[h % PC_BUCKETS];
+	pc->bucket[h % PC_BUCKETS] = e;
+	pc->count++;
+	if (++pc->inserts_since_sweep > 8192)
+		pc_sweep(pc, now);
+	ret = pcache_ref(e);
+	pthread_mutex_unlock(&pc->lock);
+	return ret;
+}
+
+void pcache_clear(struct pcache *pc)
+{
+	pthread_mutex_lock(&pc->lock);
+	pc_sweep(pc, INT64_MAX);
+	pthread_mutex_unlock(&pc->lock);
+}
+
+size_t pcache_count(struct pcache *pc)
+{
+	size_t n;
+
+	pthread_mutex_lock(&pc->lock);
+	n = pc->count;
+	pthread_mutex_unlock(&pc->lock);
+	return n;
+}
+
+void pcache_free(struct pcache *pc)
+{
+	if (!pc)
+		return;
+	pcache_clear(pc);
+	pthread_mutex_destroy(&pc->lock);
+	free(pc);
+}

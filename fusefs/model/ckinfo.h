@@ -1,0 +1,42 @@
+/*
+ * ckinfo — what kind of checkpoint a real-layout object holds (a savepoint
+ * is told apart only by CompletedCheckpoint.checkpointType inside the
+ * file), decoded from the object's first bytes and last two bytes, and
+ * remembered by (key, size, mtime): storage objects never change in place.
+ * Thread-safe.
+ */
+#ifndef STFS_CKINFO_H
+#define STFS_CKINFO_H
+
+#include "model/catalog.h"
+#include "mount/mount.h"
+
+struct ckinfo_table *ckinfo_new(void);
+void ckinfo_free(struct ckinfo_table *t);
+
+/**
+ * Keep decoded types in state_dir (one file per namespace `uri`, lines
+ * "type size mtime_ns key"), loading what an earlier mount decoded: objects
+ * never change in place, so a type is known for good by (key, size,
+ * mtime).  0 or -errno (then the cache is memory-only).
+ */
+int ckinfo_persist(struct ckinfo_table *t, const char *state_dir,
+		   const char *uri);
+
+/**
+ * The enum ckpt_type of object `o` (reads it once through fs->ckpt), or
+ * CKPT_TYPE_UNKNOWN when it cannot be read or decoded (logged).  Only
+ * known types are remembered: an unknown one is read again on the next
+ * call, so a transient read error never sticks.  The deletion path counts
+ * unknown as a savepoint (protected) where R2 binds.
+ */
+int ckinfo_type(struct stfs *fs, const struct cat_obj *o);
+
+/**
+ * Decode, in parallel (a few threads), the types of every real-layout
+ * object of job `cj` not yet known, so that the ckinfo_type() calls that
+ * follow are cache hits.  Best effort; blocks until done.
+ */
+void ckinfo_prefetch_job(struct stfs *fs, const struct cat_job *cj);
+
+#endif

@@ -1,0 +1,264 @@
+#include "mount/mount.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "policy/audit.h"
+#include "model/ckinfo.h"
+#include "policy/delete.h"
+#include "policy/release.h"
+#include "util/log.h"
+#include "util/pcache.h"
+#include "policy/rules.h"
+
+int stfs_init(struct stfs *fs)
+{
+	pthread_mutex_init(&fs->cat_lock, NULL);
+	pthread_cond_init(&fs->cat_cond, NULL);
+	fs->pc = pcache_new(fs->conf.cache_ttl_ms);
+	fs->ck = ckinfo_new();
+	fs->dc = decision_cache_new();
+	fs->uid = getuid();
+	fs->gid = getgid();
+	/* resolved once, at mount: a group lookup may block on NSS */
+	fs->read_group =
+		rules_group_gid(fs->conf.delete_group, &fs->read_gid) == 0;
+	if (!fs->read_group)
+		fs->read_gid = fs->gid;
+	fs->start_ms = now_ms();
+	return fs->pc && fs->ck && fs->dc ? 0 : -ENOMEM;
+}
+
+void stfs_release(struct stfs *fs)
+{
+	/* a background listing may still run: let it land first */
+	pthread_mutex_lock(&fs->cat_lock);
+	while (fs->cat_building)
+		pthread_cond_wait(&fs->cat_cond, &fs->cat_lock);
+	pthread_mutex_unlock(&fs->cat_lock);
+	catalog_put(fs->cat);
+	fs->cat = NULL;
+	pcache_free(fs->pc);
+	fs->pc = NULL;
+	ckinfo_free(fs->ck);
+	fs->ck = NULL;
+	decision_cache_free(fs->dc);
+	fs->dc = NULL;
+	release_close(fs->rel);
+	fs->rel = NULL;
+	audit_close(fs->audit);
+	fs->audit = NULL;
+	if (fs->engine)
+		engine_free(fs->engine);
+	fs->engine = NULL;
+	be_close(fs->ckpt);
+	be_close(fs->imap);
+	fs->ckpt = fs->imap = NULL;
+	engine_snap_put(fs->test_snap);
+	fs->test_snap = NULL;
+	pthread_mutex_destroy(&fs->cat_lock);
+	pthread_cond_destroy(&fs->cat_cond);
+}
+
+static struct catalog *empty_catalog(int err)
+{
+	struct catalog *c = NULL;
+
+	if (catalog_from_entries(NULL, 0, &c) == 0)
+		c->err = err;
+	return c;
+}
+
+/* List the namespace and install the result; cat_building is set. */
+static void rebuild(struct stfs *fs)
+{
+	struct catalog *fresh = NULL;
+	uint64_t gen;
+	int rc;
+
+	pthread_mutex_lock(&fs->cat_lock);
+	gen = fs->cat_gen;
+	pthread_mutex_unlock(&fs->cat_lock);
+	int64_t t0 = mono_ms();
+
+	STFS_INC(fs, catalog_builds);
+	rc = catalog_build(fs->ckpt, &fresh);
+
+	pthread_mutex_lock(&fs->cat_lock);
+	fs->cat_building = false;
+	/* only a listing that succeeded says how long listing takes: one that
+	 * hit the deadline must not hold off the next try for ten deadlines
+	 * (README "Failure modes": the mount recovers by itself) */
+	if (rc == 0)
+		fs->cat_build_ms = mono_ms() - t0;
+	fs->cat_tried = mono_ms();
+	if (rc == 0 && gen != fs->cat_gen) {
+		/* something was deleted meanwhile: this listing may predate
+		 * it; the next caller lists again */
+		catalog_put(fresh);
+	} else if (rc == 0) {
+		catalog_put(fs->cat);
+		fs->cat = fresh;
+	} else {
+		STFS_INC(fs, catalog_errors);
+		log_warn("listing %s failed: %s", fs->ckpt->uri, strerror(-rc));
+		/* keep serving the previous listing; retry after ttl */
+		if (!fs->cat)
+			fs->cat = empty_catalog(rc);
+	}
+	pthread_cond_broadcast(&fs->cat_cond);
+	pthread_mutex_unlock(&fs->cat_lock);
+}
+
+static void *rebuild_thread(void *arg)
+{
+	rebuild(arg);
+	return NULL;
+}
+
+struct catalog *stfs_catalog(struct stfs *fs, unsigned max_age_ms)
+{
+	int64_t ttl = max_age_ms ? max_age_ms : fs->conf.storage_ttl_ms;
+	struct catalog *c = NULL;
+	pthread_t t;
+
+	pthread_mutex_lock(&fs->cat_lock);
+	/* a listing that takes long is not redone more than a tenth of the
+	 * time: 20,000 objects on an object store take seconds to list */
+	if (!max_age_ms && ttl < 10 * fs->cat_build_ms)
+		ttl = 10 * fs->cat_build_ms;
+	for (;;) {
+		if (fs->cat && mono_ms() - fs->cat_tried < ttl) {
+			c = catalog_get(fs->cat);
+			pthread_mutex_unlock(&fs->cat_lock);
+			return c;
+		}
+		if (fs->cat) {
+			/*
+			 * Stale: serve it, and let one background thread list
+			 * the namespace again (stale-while-revalidate), so a
+			 * long `du` never waits for a relisting.
+			 */
+			if (!fs->cat_building) {
+				fs->cat_building = true;
+				if (pthread_create(&t, NULL, rebuild_thread,
+						   fs) == 0)
+					pthread_detach(t);
+				else
+					fs->cat_building = false;
+			}
+			c = catalog_get(fs->cat);
+			pthread_mutex_unlock(&fs->cat_lock);
+			return c;
+		}
+		if (!fs->cat_building)
+			break;
+		pthread_cond_wait(&fs->cat_cond, &fs->cat_lock);
+	}
+	/* nothing to serve yet: list now, others wait for this one */
+	fs->cat_building = true;
+	pthread_mutex_unlock(&fs->cat_lock);
+	rebuild(fs);
+	pthread_mutex_lock(&fs->cat_lock);
+	if (!fs->cat && !fs->cat_building) {
+		/* invalidated while listing: list once more */
+		fs->cat_building = true;
+		pthread_mutex_unlock(&fs->cat_lock);
+		rebuild(fs);
+	} else {
+		pthread_mutex_unlock(&fs->cat_lock);
+	}
+
+	pthread_mutex_lock(&fs->cat_lock);
+	c = fs->cat ? catalog_get(fs->cat) : NULL;
+	pthread_mutex_unlock(&fs->cat_lock);
+	return c ? c : empty_catalog(-ENOMEM);
+}
+
+struct engine_snap *stfs_engine(struct stfs *fs, unsigned max_age_ms)
+{
+	struct engine_snap *s;
+
+	if (fs->test_snap) {
+		__atomic_add_fetch(&fs->test_snap->refs, 1, __ATOMIC_RELAXED);
+		return fs->test_snap;
+	}
+	if (fs->engine)
+		return engine_jobs(fs->engine, max_age_ms);
+	s = calloc(1, sizeof(*s));
+	if (s) {
+		s->refs = 1;
+		s->err = -ENOTCONN;
+		snprintf(s->errmsg, sizeof(s->errmsg), "no engine configured");
+	}
+	return s;
+}
+
+int stfs_storage_ids(void *cookie, char ***ids, size_t *n)
+{
+	struct stfs *fs = cookie;
+	struct catalog *c = NULL;
+	char **v;
+
+	*ids = NULL;
+	*n = 0;
+	pthread_mutex_lock(&fs->cat_lock);
+	if (fs->cat)
+		c = catalog_get(fs->cat);
+	pthread_mutex_unlock(&fs->cat_lock);
+	if (!c)
+		c = stfs_catalog(fs, 0);
+	v = calloc(c->n_jobs + 1, sizeof(*v));
+	if (!v) {
+		catalog_put(c);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < c->n_jobs; i++) {
+		v[i] = strdup(c->jobs[i].id);
+		if (!v[i]) {
+			while (i > 0)
+				free(v[--i]);
+			free(v);
+			catalog_put(c);
+			return -ENOMEM;
+		}
+	}
+	*ids = v;
+	*n = c->n_jobs;
+	catalog_put(c);
+	return 0;
+}
+
+void stfs_invalidate(struct stfs *fs)
+{
+	pthread_mutex_lock(&fs->cat_lock);
+	catalog_put(fs->cat);
+	fs->cat = NULL;
+	fs->cat_gen++;
+	pthread_mutex_unlock(&fs->cat_lock);
+	pcache_clear(fs->pc);
+}
+
+void stfs_catalog_removed(struct stfs *fs, const char *const *keys, size_t n)
+{
+	struct catalog *d = NULL;
+	int rc = 0;
+
+	pthread_mutex_lock(&fs->cat_lock);
+	if (fs->cat)
+		rc = catalog_remove_keys(fs->cat, keys, n, &d);
+	if (rc == 0 && d) {
+		catalog_put(fs->cat);
+		fs->cat = d;
+	} else if (rc) {
+		catalog_put(fs->cat);
+		fs->cat = NULL;
+	}
+	/* a listing running now may predate the deletion: not installed */
+	fs->cat_gen++;
+	pthread_mutex_unlock(&fs->cat_lock);
+	pcache_clear(fs->pc);
+}

@@ -1,0 +1,117 @@
+/*
+ * stfs — the daemon's state, shared by every FUSE worker thread.
+ *
+ * One `struct stfs` exists per mount (fuse_get_context()->private_data).
+ * Its sources are the checkpoint backend (`ckpt`), the optional IMap
+ * backend (`imap`) and the engine client (`engine`, NULL in tests that run
+ * "engine down").  What was read from them is cached here:
+ *
+ *   - the catalog of the checkpoint namespace, rebuilt at most every
+ *     conf.storage_ttl_ms by one thread while the others keep using the
+ *     previous one (single flight under cat_lock);
+ *   - rendered pseudo-files in `pc` (pcache.h), so that stat, read, stat
+ *     agree for conf.cache_ttl_ms;
+ *   - checkpoint types decoded from object headers (ckinfo), keyed by
+ *     object key, size and mtime: storage objects never change in place.
+ *
+ * Lock order: cat_lock, then pcache's lock, then ckinfo_lock; none is held
+ * across a remote call except while waiting for the single flight.
+ */
+#ifndef STFS_MOUNT_H
+#define STFS_MOUNT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "backends/backend.h"
+#include "model/catalog.h"
+#include "conf/conf.h"
+#include "backends/engine.h"
+
+struct pcache;
+struct ckinfo_table;
+struct release_store;
+struct audit;
+struct decision_cache;
+
+struct stfs_counters {
+	/* atomic */
+	uint64_t getattr, readdir, open, read, read_bytes, xattr;
+	uint64_t refused_mutations;
+	uint64_t catalog_builds, catalog_errors;
+	uint64_t pcache_hits, pcache_misses;
+	uint64_t deletions_allowed, deletions_refused;
+	/* entries walked by directory listings (skipped ones included): the
+	 * work of readdir, which tests check stays linear in the entries */
+	uint64_t list_entries;
+};
+
+struct stfs {
+	struct stfs_conf conf;
+	struct backend *ckpt;
+	struct backend *imap;  /* NULL when imap= could not be opened */
+	struct engine *engine; /* NULL: engine unreachable by design (tests) */
+	struct engine_snap *test_snap; /* tests: used instead of the engine */
+	/* tests: answers delete.c's /job-info/<id> (0, -ENOENT, -errno) */
+	int (*test_job_info)(struct stfs *fs, const char *id,
+			     struct engine_job *out);
+
+	pthread_mutex_t cat_lock;
+	pthread_cond_t cat_cond;
+	struct catalog *cat;  /* protected by cat_lock; may be NULL */
+	bool cat_building;    /* protected by cat_lock */
+	uint64_t cat_gen;     /* protected by cat_lock; bumped by invalidate */
+	int64_t cat_build_ms; /* protected by cat_lock; last listing's duration
+			       */
+	int64_t cat_tried; /* protected by cat_lock; last listing attempt (mono
+			      ms) */
+
+	struct pcache *pc;
+	struct ckinfo_table *ck;
+	struct release_store *rel; /* NULL: state_dir unusable, no releases */
+	struct audit *audit;
+	struct decision_cache *dc;
+
+	uid_t uid;
+	gid_t gid;
+	/* who may read what stfs restricts (README "Who can read what"):
+	 * root, the daemon's user, and delete_group when it resolves */
+	bool read_group;
+	gid_t read_gid; /* delete_group's gid, else the daemon's */
+	int64_t start_ms;
+	struct stfs_counters n;
+};
+
+/** Set up caches and locks; sources are attached by the caller. 0/-ENOMEM. */
+int stfs_init(struct stfs *fs);
+/** Free caches and close sources (backends, engine). Not the conf. */
+void stfs_release(struct stfs *fs);
+
+/**
+ * The catalog, at most storage_ttl old (or `max_age_ms` when non-zero).
+ * Never NULL: on a failed listing, the previous catalog is returned (or an
+ * empty one with err set).  Release with catalog_put().
+ */
+struct catalog *stfs_catalog(struct stfs *fs, unsigned max_age_ms);
+/** The engine's jobs (a ref; engine_snap_put it).  Never NULL. */
+struct engine_snap *stfs_engine(struct stfs *fs, unsigned max_age_ms);
+/** engine_ids_fn over the catalog (`cookie` is the struct stfs): the job
+ * ids in storage, asked by the engine client when /finished-jobs fails. */
+int stfs_storage_ids(void *cookie, char ***ids, size_t *n);
+/** Forget the cached catalog and pseudo-files (after a deletion). */
+void stfs_invalidate(struct stfs *fs);
+/**
+ * Objects `keys` were deleted through stfs: take them out of the cached
+ * catalog in place (catalog_remove_keys, no listing) and forget the
+ * pseudo-files.  Falls back to stfs_invalidate when memory is short.
+ */
+void stfs_catalog_removed(struct stfs *fs, const char *const *keys, size_t n);
+
+#define STFS_INC(fs, field) \
+	__atomic_add_fetch(&(fs)->n.field, 1, __ATOMIC_RELAXED)
+#define STFS_ADD(fs, field, v) \
+	__atomic_add_fetch(&(fs)->n.field, (v), __ATOMIC_RELAXED)
+
+#endif

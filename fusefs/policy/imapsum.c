@@ -1,0 +1,393 @@
+#include "policy/imapsum.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "model/protostuff.h"
+#include "policy/rules.h"
+#include "util/textesc.h"
+
+struct region {
+	char name[256];
+	size_t len; /* bytes of all its WAL files */
+	size_t files;
+	int64_t mtime_ns; /* newest mtime of its WAL files */
+	bool sup;	  /* every file of it superseded */
+};
+
+struct wal_file {
+	char *name; /* below the map directory */
+	uint64_t size;
+	int64_t mtime_ns;
+	size_t region; /* index into walk.regions */
+};
+
+struct walk {
+	struct wal_file *files;
+	size_t n_files, cap_files;
+	struct region *regions;
+	size_t n, cap;
+	uint64_t total;
+	int err;
+};
+
+static bool is_wal(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n >= 7 && strcmp(name + n - 7, "wal.txt") == 0;
+}
+
+static struct region *region_of(struct walk *w, const char *name, size_t len)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (strlen(w->regions[i].name) == len &&
+		    memcmp(w->regions[i].name, name, len) == 0)
+			return &w->regions[i];
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 16;
+		struct region *r = realloc(w->regions, cap * sizeof(*r));
+
+		if (!r)
+			return NULL;
+		w->regions = r;
+		w->cap = cap;
+	}
+	memset(&w->regions[w->n], 0, sizeof(w->regions[0]));
+	if (len >= sizeof(w->regions[0].name))
+		len = sizeof(w->regions[0].name) - 1;
+	memcpy(w->regions[w->n].name, name, len);
+	return &w->regions[w->n++];
+}
+
+/* Collect the WAL files; they are read after the listing (a backend may
+ * hold its own lock while it calls back). */
+static int walk_fill(void *cookie, const char *name, const struct be_attr *a)
+{
+	struct walk *w = cookie;
+
+	if (!is_wal(name) || a->type != BE_FILE)
+		return 0;
+	if (w->n_files == w->cap_files) {
+		size_t cap = w->cap_files ? w->cap_files * 2 : 16;
+		struct wal_file *f = realloc(w->files, cap * sizeof(*f));
+
+		if (!f) {
+			w->err = -ENOMEM;
+			return 1;
+		}
+		w->files = f;
+		w->cap_files = cap;
+	}
+	w->files[w->n_files].name = strdup(name);
+	if (!w->files[w->n_files].name) {
+		w->err = -ENOMEM;
+		return 1;
+	}
+	w->files[w->n_files].mtime_ns = a->mtime_ns;
+	w->files[w->n_files++].size = a->size;
+	w->total += a->size;
+	return 0;
+}
+
+/* The region of a file: the first directory below the map. */
+static size_t region_len(const char *name)
+{
+	const char *slash = strchr(name, '/');
+
+	return slash ? (size_t)(slash - name) : 0;
+}
+
+/* N of ".../<N>_wal.txt" (object stores), 0 for "wal.txt". */
+static uint64_t wal_index(const char *name)
+{
+	const char *base = strrchr(name, '/');
+	uint64_t v = 0;
+
+	base = base ? base + 1 : name;
+	for (; *base >= '0' && *base <= '9'; base++)
+		v = v > UINT64_MAX / 10 - 1 ? UINT64_MAX
+					    : v * 10 + (uint64_t)(*base - '0');
+	return v;
+}
+
+/* Region, then N numerically (10_wal.txt after 2_wal.txt), then name. */
+static int cmp_file(const void *a, const void *b)
+{
+	const char *x = ((const struct wal_file *)a)->name;
+	const char *y = ((const struct wal_file *)b)->name;
+	size_t lx = region_len(x), ly = region_len(y);
+	int c = memcmp(x, y, lx < ly ? lx : ly);
+	uint64_t nx, ny;
+
+	if (c || lx != ly)
+		return c ? c : lx < ly ? -1 : 1;
+	nx = wal_index(x);
+	ny = wal_index(y);
+	if (nx != ny)
+		return nx < ny ? -1 : 1;
+	return strcmp(x, y);
+}
+
+/* Tie every collected file, in order, to its region; nothing is read
+ * here: the summary streams each file on its own (the engine's reader
+ * parses each file separately). */
+static int read_regions(struct walk *w)
+{
+	qsort(w->files, w->n_files, sizeof(*w->files), cmp_file);
+	for (size_t i = 0; i < w->n_files; i++) {
+		struct wal_file *f = &w->files[i];
+		struct region *r = region_of(w, f->name, region_len(f->name));
+
+		if (!r)
+			return -ENOMEM;
+		f->region = (size_t)(r - w->regions);
+		r->len += f->size;
+		if (r->files == 0 || f->mtime_ns > r->mtime_ns)
+			r->mtime_ns = f->mtime_ns;
+		r->files++;
+	}
+	return 0;
+}
+
+struct be_files {
+	struct backend *be;
+	const char *mapdir;
+	const struct walk *w;
+};
+
+static ssize_t be_files_read(void *cookie, size_t f, void *buf, size_t len,
+			     uint64_t off)
+{
+	const struct be_files *b = cookie;
+	char path[2048];
+	size_t done = 0;
+
+	if (snprintf(path, sizeof(path), "%s/%s", b->mapdir,
+		     b->w->files[f].name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	while (done < len) {
+		ssize_t got = be_read(b->be, path, (uint8_t *)buf + done,
+				      len - done, (off_t)(off + done));
+
+		if (got < 0)
+			return got;
+		if (got == 0)
+			return -EIO; /* shorter than listed */
+		done += (size_t)got;
+	}
+	return (ssize_t)done;
+}
+
+static int64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A decoded map: its files, regions and the reader's summary. */
+struct mapsum {
+	struct walk w;
+	struct wal_summary s;
+	int64_t newest_ns;
+};
+
+static void mapsum_free(struct mapsum *m)
+{
+	for (size_t i = 0; i < m->w.n_files; i++)
+		free(m->w.files[i].name);
+	free(m->w.files);
+	free(m->w.regions);
+}
+
+static int mapsum_load(struct backend *be, const char *mapdir, struct mapsum *m)
+{
+	struct be_files bf = {.be = be, .mapdir = mapdir, .w = &m->w};
+	uint64_t *sizes = NULL;
+	size_t *group = NULL;
+	bool *sup = NULL;
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	m->newest_ns = INT64_MIN;
+	rc = be_list(be, mapdir, BE_LIST_RECURSIVE, walk_fill, &m->w);
+	if (rc == 0)
+		rc = m->w.err;
+	if (rc == 0)
+		rc = read_regions(&m->w);
+	if (rc)
+		return rc;
+	sizes = calloc(m->w.n_files + 1, sizeof(*sizes));
+	group = calloc(m->w.n_files + 1, sizeof(*group));
+	sup = calloc(m->w.n_files + 1, sizeof(*sup));
+	if (!sizes || !group || !sup) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < m->w.n_files; i++) {
+		sizes[i] = m->w.files[i].size;
+		group[i] = m->w.files[i].region;
+	}
+	rc = wal_summarize_stream(be_files_read, &bf, sizes, group,
+				  m->w.n_files, IMAPSUM_WINDOW, &m->s, sup);
+	if (rc)
+		goto out;
+	for (size_t i = 0; i < m->w.n; i++) {
+		m->w.regions[i].sup = true;
+		if (m->w.regions[i].mtime_ns > m->newest_ns)
+			m->newest_ns = m->w.regions[i].mtime_ns;
+	}
+	for (size_t i = 0; i < m->w.n_files; i++)
+		if (!sup[i])
+			m->w.regions[m->w.files[i].region].sup = false;
+out:
+	free(sizes);
+	free(group);
+	free(sup);
+	return rc;
+}
+
+/* The facts rules_decide_region() needs, for region r of map m. */
+static void region_facts(const struct mapsum *m, const struct region *r,
+			 const struct imapsum_opts *o, struct region_input *in)
+{
+	*in = (struct region_input){
+		.ro = o->ro,
+		.caller_allowed = !o->caller_denied,
+		.load_fails = m->s.failed,
+		.holds_kept = !r->sup,
+		.empty = r->len == 0,
+		.newest = r->mtime_ns >= m->newest_ns,
+		.recent = r->mtime_ns > o->now_ns - o->grace_ns,
+		.engine = o->engine,
+	};
+}
+
+static struct imapsum_opts opts_of(const struct imapsum_opts *opts)
+{
+	struct imapsum_opts o = {
+		.grace_ns = (int64_t)IMAPSUM_GRACE_S * 1000000000,
+		.engine = RE_UNKNOWN,
+	};
+
+	if (opts)
+		o = *opts;
+	if (!o.now_ns)
+		o.now_ns = wall_ns();
+	return o;
+}
+
+int imapsum_region_decide(struct backend *be, const char *mapdir,
+			  const char *region, const struct imapsum_opts *opts,
+			  struct rule_result *out)
+{
+	struct imapsum_opts o = opts_of(opts);
+	struct mapsum m;
+	struct region_input in;
+	int rc = mapsum_load(be, mapdir, &m);
+
+	if (rc == 0) {
+		rc = -ENOENT;
+		for (size_t i = 0; i < m.w.n; i++) {
+			if (strcmp(m.w.regions[i].name, region) != 0)
+				continue;
+			region_facts(&m, &m.w.regions[i], &o, &in);
+			rules_decide_region(&in, out);
+			rc = 0;
+			break;
+		}
+	}
+	mapsum_free(&m);
+	return rc;
+}
+
+int imapsum_render(struct backend *be, const char *mapdir,
+		   const struct imapsum_opts *opts, struct buf *out)
+{
+	struct imapsum_opts o = opts_of(opts);
+	struct mapsum m;
+	const struct wal_summary *s = &m.s;
+	uint64_t n_sup = 0, n_free = 0;
+	const char *map = strrchr(mapdir, '/');
+	int rc = mapsum_load(be, mapdir, &m);
+
+	/* map and region names are directory names: escaped (textesc.h) */
+	buf_printf(out, "%-13s", "map");
+	textesc_puts(out, map ? map + 1 : mapdir);
+	buf_puts(out, "\n");
+	if (rc)
+		goto out;
+	buf_printf(out, "%-13s%zu\n", "regions", m.w.n);
+	if (s->failed) {
+		const struct wal_file *f = &m.w.files[s->fail_file];
+
+		buf_printf(
+			out,
+			"%-13sthe engine would fail to load this map: %s, at file ",
+			"verdict", s->fail.what);
+		textesc_puts(out, f->name);
+		buf_printf(out, " offset %" PRIu64 "\n", s->fail.offset);
+		buf_printf(out, "%-13s%" PRIu64 "\n", "bytes", s->total_bytes);
+	} else {
+		buf_printf(out, "%-13s%" PRIu64 "\n", "records", s->records);
+		buf_printf(out, "%-13s%" PRIu64 "\n", "keys", s->keys);
+		buf_printf(out, "%-13s%" PRIu64 "\n", "live_keys",
+			   s->live_keys);
+		buf_printf(out, "%-13s%" PRIu64 "\n", "tombstones",
+			   s->tombstones);
+		buf_printf(out, "%-13s%" PRIu64 "\n", "ties", s->ties);
+		buf_printf(out, "%-13s%" PRIu64 "\n", "tail_bytes",
+			   s->tail_bytes);
+		buf_printf(out, "%-13s%" PRIu64 "\n", "bytes", s->total_bytes);
+		buf_printf(out, "%-13s%" PRIu64 "\n", "live_bytes",
+			   s->live_bytes);
+		buf_printf(out, "%-13s%" PRIu64 "\n", "reclaimable",
+			   s->reclaim_bytes);
+	}
+	for (size_t i = 0; i < m.w.n; i++) {
+		struct region_input in;
+		struct rule_result res;
+
+		region_facts(&m, &m.w.regions[i], &o, &in);
+		rules_decide_region(&in, &res);
+		/* superseded and not live: what stopping the engine frees */
+		n_sup += !in.load_fails && !in.holds_kept && !in.empty &&
+			 !in.newest && !in.recent;
+		n_free += res.err == 0 ? m.w.regions[i].len : 0;
+	}
+	buf_printf(out, "%-13s%" PRIu64 "\n", "superseded", n_sup);
+	buf_printf(out, "%-13s%" PRIu64 "\n", "reclaim_now", n_free);
+	buf_printf(out, "\n%-24s %-6s %-12s %s\n", "region", "files", "bytes",
+		   "rm (verdict)");
+	for (size_t i = 0; i < m.w.n; i++) {
+		const struct region *r = &m.w.regions[i];
+		size_t mark = out->len;
+		struct region_input in;
+		struct rule_result res;
+
+		region_facts(&m, r, &o, &in);
+		rules_decide_region(&in, &res);
+		textesc_puts(out, r->name[0] ? r->name : ".");
+		buf_printf(out, "%*s %-6zu %-12zu %s (%s)\n",
+			   out->len - mark < 24 ? (int)(24 - (out->len - mark))
+						: 0,
+			   "", r->files, r->len,
+			   res.err ? strerrorname_np(res.err) : "removable",
+			   res.reason);
+	}
+	if (s->ties && !s->failed)
+		buf_puts(out,
+			 "\nties: keys whose newest records share a "
+			 "timestamp and disagree; the engine's order is "
+			 "undefined there (newer engines let the tombstone "
+			 "win)\n");
+out:
+	mapsum_free(&m);
+	return rc;
+}

@@ -1,0 +1,56 @@
+/*
+ * imapsum — the decoded summary shown beside each IMap map directory
+ * (imap/<cluster>/<map>.summary, CONTRACT §5): records, live keys,
+ * tombstones, bytes a compaction would reclaim, and which region
+ * directories are superseded (every record in them, tombstones included,
+ * has a newer record for the same key in another region, so removing the
+ * region cannot change what the engine reads back today).
+ *
+ * Each region's verdict is what `rm -r` of it would answer
+ * (rules_decide_region() in rules.c decides both; README "Reclaiming IMap
+ * WAL space"): EPERM while it holds a record the reader keeps (or the
+ * engine cannot load the map at all), EBUSY while a member may append
+ * (empty, newest mtime, written within imap_grace, or the engine answers),
+ * EAGAIN when the engine cannot be asked, removable once every member is
+ * stopped.
+ *
+ * The WAL files of a map (wal.txt, or 1_wal.txt, 2_wal.txt ... on object
+ * stores, N in numeric order) are each parsed on their own, as the
+ * engine's reader does; a record the reader aborts on is reported as
+ * "the engine would fail to load this map: ..., at file F offset O".
+ * The files are streamed (wal_summarize_stream) in IMAPSUM_WINDOW-byte
+ * windows, twice: memory is one window plus a copy of each distinct key,
+ * whatever the size of the WAL.  Thread-safe.
+ */
+#ifndef STFS_IMAPSUM_H
+#define STFS_IMAPSUM_H
+
+#include "backends/backend.h"
+#include "util/buf.h"
+#include "policy/rules.h"
+
+#define IMAPSUM_WINDOW ((size_t)1 << 20)
+
+#define IMAPSUM_GRACE_S 3600 /* default of conf imap_grace */
+
+struct imapsum_opts {
+	int64_t now_ns;		   /* wall clock; 0: now */
+	int64_t grace_ns;	   /* regions written this recently are live */
+	enum region_engine engine; /* RE_*: what the engine answered */
+	bool ro;		   /* the mount has `ro` */
+	bool caller_denied;	   /* the caller is not root/delete_group */
+};
+
+/** Render the summary of map directory `mapdir` of backend `be`; `opts`
+ * NULL: now, IMAPSUM_GRACE_S, engine cannot be asked.  0/-errno. */
+int imapsum_render(struct backend *be, const char *mapdir,
+		   const struct imapsum_opts *opts, struct buf *out);
+
+/** Decide, as rm would, whether region directory `region` (its name below
+ * the map) of map `mapdir` may be removed: 0 and *out filled; -ENOENT when
+ * the map has no such region; -errno of reading. */
+int imapsum_region_decide(struct backend *be, const char *mapdir,
+			  const char *region, const struct imapsum_opts *opts,
+			  struct rule_result *out);
+
+#endif

@@ -1,0 +1,951 @@
+/*
+ * prom — Prometheus text exposition format 0.0.4 for job metrics.
+ *
+ * The rendering runs in three steps: collect every (engine key, kind) that
+ * has at least one renderable value in some job, plus the fixed families
+ * that have a sample; turn them into family names and keep one claimant per
+ * name; then write the families in name order, each with all jobs' samples.
+ * A family header whose samples all turn out to be missing is rolled back,
+ * so no HELP/TYPE is ever left without samples.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <locale.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/log.h"
+#include "view/prom.h"
+#include "util/textesc.h"
+
+/* Longest value text: "%.17g" of a double is at most 24 characters. */
+#define PROM_VAL_MAX 48
+/* Longest vertex label taken from a table key ("Source[12]"), plus NUL. */
+#define PROM_VERTEX_MAX 64
+
+enum fam_kind {
+	/* fixed families first: they win a name clash with an engine key */
+	FAM_STATE,
+	FAM_OBJECTS,
+	FAM_BYTES,
+	FAM_INFLIGHT,
+	FAM_PIPELINES,
+	FAM_CHECKPOINTS,
+	FAM_NEWEST,
+	FAM_RESTORE_POINTS,
+	FAM_RESTORE_OLDEST,
+	FAM_INTERVAL,
+	/* engine metrics */
+	FAM_SCALAR,
+	FAM_TABLE,
+};
+
+struct fixed_fam {
+	const char *name;
+	const char *help;
+};
+
+static const struct fixed_fam fixed_fams[] = {
+	[FAM_STATE] = {"seatunnel_job_state",
+		       "Job state reported by the engine: 1 for the job's "
+		       "current state"},
+	[FAM_OBJECTS] = {"stfs_job_storage_objects",
+			 "Checkpoint storage objects of the job"},
+	[FAM_BYTES] = {"stfs_job_storage_bytes",
+		       "Total size of the job's checkpoint storage objects"},
+	[FAM_INFLIGHT] = {"stfs_job_storage_inflight_objects",
+			  "Unfinished (.sertmp) checkpoint objects of the job"},
+	[FAM_PIPELINES] = {"stfs_job_pipelines",
+			   "Pipelines of the job with checkpoint data"},
+	[FAM_CHECKPOINTS] = {"stfs_job_checkpoints",
+			     "Checkpoints of the job in storage"},
+	[FAM_NEWEST] = {"stfs_job_newest_checkpoint_timestamp_seconds",
+			"Time of the job's newest checkpoint, seconds since "
+			"the epoch"},
+	[FAM_RESTORE_POINTS] = {"stfs_job_restore_points",
+				"Pipelines of the job with a restore point in "
+				"storage"},
+	[FAM_RESTORE_OLDEST] = {"stfs_job_oldest_restore_point_timestamp_"
+				"seconds",
+				"Write time of the job's oldest restore point, "
+				"seconds since the epoch"},
+	[FAM_INTERVAL] = {"stfs_job_checkpoint_interval_seconds",
+			  "The job's configured checkpoint.interval"},
+};
+
+/* An engine key (or a fixed family) that has something to render. */
+struct cand {
+	const char
+		*key; /* borrowed from a job's metrics object; NULL if fixed */
+	enum fam_kind kind;
+};
+
+struct fam {
+	char name[PROM_NAME_MAX + 1];
+	const char *key;
+	enum fam_kind kind;
+	bool counter;
+};
+
+struct job_ref {
+	const struct prom_job *j;
+	size_t idx;
+};
+
+struct table_val {
+	const char *table;
+	char val[PROM_VAL_MAX];
+};
+
+/* ---- text helpers ---- */
+
+/*
+ * Append s escaped: backslash and newline always, the double quote when
+ * `quote` (label values; HELP text keeps it).  Invalid UTF-8 -> U+FFFD.
+ * Other control and format characters (textesc.h), which the exposition
+ * format cannot escape, are written as the text \xHH that status shows for
+ * them (in the file "\\xHH"), so that no raw escape reaches a terminal.
+ */
+static size_t prom_rep(const unsigned char *p, size_t l, enum textesc_class k,
+		       char *rep, void *ctx)
+{
+	static const char hex[] = "0123456789abcdef";
+	bool quote = *(const bool *)ctx;
+	size_t e = 0;
+
+	if (p[0] == '\\' || p[0] == '\n' || (p[0] == '"' && quote)) {
+		rep[0] = '\\';
+		rep[1] = p[0] == '\n' ? 'n' : (char)p[0];
+		return 2;
+	}
+	if (k == TEXTESC_INVALID) {
+		memcpy(rep, "\xef\xbf\xbd", 3);
+		return 3;
+	}
+	if (k == TEXTESC_CONTROL)
+		for (size_t b = 0; b < l; b++) {
+			memcpy(rep + e, "\\\\x", 3);
+			rep[e + 3] = hex[p[b] >> 4];
+			rep[e + 4] = hex[p[b] & 15];
+			e += 5;
+		}
+	return e;
+}
+
+static int escape_text(struct buf *out, const char *s, bool quote)
+{
+	return textesc_map(out, s, strlen(s), prom_rep, &quote);
+}
+
+int prom_escape_label(struct buf *out, const char *s)
+{
+	return escape_text(out, s ? s : "", true);
+}
+
+static bool is_upper(int c)
+{
+	return c >= 'A' && c <= 'Z';
+}
+
+static bool is_lower(int c)
+{
+	return c >= 'a' && c <= 'z';
+}
+
+static bool is_digit(int c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/*
+ * prefix + snake_case(in) into out.  0; -ENAMETOOLONG when it does not fit
+ * in outsz; -EINVAL when `in` has no letter or digit.
+ */
+static int snake_name(const char *prefix, const char *in, char *out,
+		      size_t outsz)
+{
+	size_t plen = strlen(prefix), o = plen, i;
+	bool sep = false, any = false;
+
+	if (plen >= outsz)
+		return -ENAMETOOLONG;
+	memcpy(out, prefix, plen);
+	for (i = 0; in[i]; i++) {
+		int c = (unsigned char)in[i];
+		int prev = i ? (unsigned char)in[i - 1] : 0;
+		int next = (unsigned char)in[i + 1];
+
+		if (!is_upper(c) && !is_lower(c) && !is_digit(c)) {
+			sep = true;
+			continue;
+		}
+		if (is_upper(c) && (is_lower(prev) || is_digit(prev) ||
+				    (is_upper(prev) && is_lower(next))))
+			sep = true;
+		if (sep && any) {
+			if (o + 1 >= outsz)
+				return -ENAMETOOLONG;
+			out[o++] = '_';
+		}
+		sep = false;
+		if (o + 1 >= outsz)
+			return -ENAMETOOLONG;
+		out[o++] = (char)(is_upper(c) ? c - 'A' + 'a' : c);
+		any = true;
+	}
+	out[o] = '\0';
+	return any ? 0 : -EINVAL;
+}
+
+void prom_metric_name(const char *engine_name, char *out, size_t outsz)
+{
+	if (!outsz)
+		return;
+	if (!engine_name ||
+	    snake_name("seatunnel_job_", engine_name, out, outsz))
+		out[0] = '\0';
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !memcmp(s + n - m, suffix, m);
+}
+
+/*
+ * Name segments that promtool's lint rejects: unit abbreviations, metric
+ * type names, and non-base units (a prefix before a base unit, or a time
+ * or temperature unit that is not the base one).
+ */
+static bool lint_segment(const char *seg, size_t n)
+{
+	static const char *const whole[] = {
+		"s",	 "ms",	      "us",	 "ns",	       "sec",
+		"b",	 "kb",	      "mb",	 "gb",	       "tb",
+		"pb",	 "m",	      "h",	 "d",	       "counter",
+		"gauge", "histogram", "summary", "untyped",    "minutes",
+		"hours", "days",      "weeks",	 "fahrenheit",
+	};
+	static const char *const prefixes[] = {
+		"pico",	 "nano", "micro", "milli", "centi", "deci", "deca",
+		"hecto", "kilo", "kibi",  "mega",  "mibi",  "mebi", "giga",
+		"gibi",	 "tera", "tebi",  "peta",  "pebi",
+	};
+	static const char *const units[] = {
+		"amperes", "bytes",  "celsius", "grams",   "joules",
+		"kelvin",  "meters", "metres",	"seconds", "volts",
+	};
+	size_t i, k, pl;
+
+	for (i = 0; i < sizeof(whole) / sizeof(whole[0]); i++) {
+		if (strlen(whole[i]) == n && !memcmp(seg, whole[i], n))
+			return true;
+	}
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		pl = strlen(prefixes[i]);
+		if (pl >= n || memcmp(seg, prefixes[i], pl))
+			continue;
+		for (k = 0; k < sizeof(units) / sizeof(units[0]); k++) {
+			if (strlen(units[k]) == n - pl &&
+			    !memcmp(seg + pl, units[k], n - pl))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Rewrite the segments of name[from..] that promtool would lint: glue a
+ * bad segment to the one before it ("latency_ms" -> "latencyms") when that
+ * is clean, else append "value" ("ms_x" -> "msvalue_x").  Engine names of
+ * SEATUNNEL.md §4.3 have no such segment and pass unchanged.
+ * 0; -ENAMETOOLONG.
+ */
+static int fix_segments(char *name, size_t from, size_t namesz)
+{
+	char tmp[PROM_NAME_MAX + 1];
+	size_t o = 0, last = 0, i = from, n;
+
+	while (name[i]) {
+		const char *seg = name + i;
+		bool bad, glue = false;
+
+		n = strcspn(seg, "_");
+		if (o + 1 + n + 5 >= sizeof(tmp))
+			return -ENAMETOOLONG;
+		bad = lint_segment(seg, n);
+		if (bad && o) {
+			memcpy(tmp + o, seg, n); /* tentatively glued */
+			glue = !lint_segment(tmp + last, o - last + n);
+		}
+		if (!glue) {
+			if (o)
+				tmp[o++] = '_';
+			last = o;
+			memcpy(tmp + o, seg, n);
+		}
+		o += n;
+		if (bad && !glue) {
+			memcpy(tmp + o, "value", 5);
+			o += 5;
+		}
+		i += n;
+		if (name[i] == '_')
+			i++;
+	}
+	if (from + o >= namesz)
+		return -ENAMETOOLONG;
+	memcpy(name + from, tmp, o);
+	name[from + o] = '\0';
+	return 0;
+}
+
+/* Family name and type for an engine key.  0; -errno if it has none. */
+static int engine_family(const char *key, enum fam_kind kind, struct fam *f)
+{
+	const char *base = key;
+	const char *prefix = "seatunnel_job_";
+	const char *suffix = "";
+	size_t len;
+	int rc;
+
+	if (kind == FAM_TABLE) {
+		prefix = "seatunnel_job_table_";
+		if (!strncmp(base, "Table", 5))
+			base += 5;
+	}
+	rc = snake_name(prefix, base, f->name, sizeof(f->name));
+	if (rc)
+		return rc;
+	f->counter = ends_with(f->name, "_count") ||
+		     ends_with(f->name, "_bytes") ||
+		     ends_with(f->name, "_total");
+	rc = fix_segments(f->name, strlen(prefix), sizeof(f->name));
+	if (rc)
+		return rc;
+	if (f->counter && !ends_with(f->name, "_total"))
+		suffix = "_total";
+	else if (!f->counter &&
+		 (ends_with(f->name, "_sum") || ends_with(f->name, "_bucket")))
+		suffix = "_value";
+	len = strlen(f->name);
+	if (len + strlen(suffix) >= sizeof(f->name))
+		return -ENAMETOOLONG;
+	memcpy(f->name + len, suffix, strlen(suffix) + 1);
+	f->key = key;
+	f->kind = kind;
+	return 0;
+}
+
+/* ---- values ---- */
+
+static int fmt_double(double d, char *out, size_t outsz)
+{
+	int prec;
+
+	if (!isfinite(d))
+		return -EINVAL;
+	for (prec = 15; prec < 17; prec++) {
+		snprintf(out, outsz, "%.*g", prec, d);
+		if (strtod(out, NULL) == d)
+			return 0;
+	}
+	snprintf(out, outsz, "%.17g", d);
+	return 0;
+}
+
+/* A decimal number as text: [+-]digits[.digits][(e|E)[+-]digits]. */
+static int fmt_number_text(const char *s, size_t len, char *out, size_t outsz)
+{
+	size_t i = 0, nd = 0;
+	bool integer = true;
+	char *end;
+	double d;
+
+	if (strlen(s) != len)
+		return -EINVAL;
+	if (s[i] == '+' || s[i] == '-')
+		i++;
+	while (is_digit(s[i])) {
+		i++;
+		nd++;
+	}
+	if (s[i] == '.') {
+		integer = false;
+		i++;
+		while (is_digit(s[i])) {
+			i++;
+			nd++;
+		}
+	}
+	if (!nd)
+		return -EINVAL;
+	if (s[i] == 'e' || s[i] == 'E') {
+		size_t ne = 0;
+
+		integer = false;
+		i++;
+		if (s[i] == '+' || s[i] == '-')
+			i++;
+		while (is_digit(s[i])) {
+			i++;
+			ne++;
+		}
+		if (!ne)
+			return -EINVAL;
+	}
+	if (i != len)
+		return -EINVAL;
+	if (integer) {
+		long long v;
+
+		errno = 0;
+		v = strtoll(s, &end, 10);
+		if (!errno && end == s + len) {
+			snprintf(out, outsz, "%lld", v);
+			return 0;
+		}
+		/* past int64: fall through to a double */
+	}
+	d = strtod(s, &end);
+	if (end != s + len)
+		return -EINVAL;
+	return fmt_double(d, out, outsz);
+}
+
+/* The Prometheus text of a metric value; -EINVAL when not renderable. */
+static int fmt_value(const json_t *v, char *out, size_t outsz)
+{
+	if (json_is_string(v))
+		return fmt_number_text(json_string_value(v),
+				       json_string_length(v), out, outsz);
+	if (json_is_integer(v)) {
+		snprintf(out, outsz, "%" JSON_INTEGER_FORMAT,
+			 json_integer_value(v));
+		return 0;
+	}
+	if (json_is_real(v))
+		return fmt_double(json_real_value(v), out, outsz);
+	return -EINVAL;
+}
+
+/*
+ * The sample text of `v` in family `f`; -EINVAL when it has none.  A
+ * counter never goes below zero (Prometheus takes a decrease for a reset,
+ * OpenMetrics refuses the sample): a negative counter value is dropped, a
+ * counter's -0 is written 0.  Gauges keep their sign.
+ */
+static int fam_value(const struct fam *f, const json_t *v, char *out,
+		     size_t outsz)
+{
+	int rc = fmt_value(v, out, outsz);
+
+	if (rc || !f->counter || out[0] != '-')
+		return rc;
+	if (strtod(out, NULL) != 0) {
+		log_debug("prom: negative counter sample of %s dropped",
+			  f->name);
+		return -EINVAL;
+	}
+	snprintf(out, outsz, "0");
+	return 0;
+}
+
+static bool table_renderable(json_t *obj)
+{
+	const char *k;
+	json_t *v;
+	char tmp[PROM_VAL_MAX];
+
+	json_object_foreach (obj, k, v) {
+		if (!fmt_value(v, tmp, sizeof(tmp)))
+			return true;
+	}
+	return false;
+}
+
+/* ---- sorting ---- */
+
+static int cmp_job_ref(const void *a, const void *b)
+{
+	const struct job_ref *x = a, *y = b;
+	size_t lx = strlen(x->j->id), ly = strlen(y->j->id);
+	int c;
+
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	c = strcmp(x->j->id, y->j->id);
+	if (c)
+		return c;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int cmp_key_kind(const char *ka, enum fam_kind a, const char *kb,
+			enum fam_kind b)
+{
+	int c;
+
+	if ((a < FAM_SCALAR) != (b < FAM_SCALAR))
+		return a < FAM_SCALAR ? -1 : 1;
+	if (ka && kb) {
+		c = strcmp(ka, kb);
+		if (c)
+			return c;
+	}
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_cand(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	return cmp_key_kind(x->key, x->kind, y->key, y->kind);
+}
+
+static int cmp_fam(const void *a, const void *b)
+{
+	const struct fam *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	if (c)
+		return c;
+	return cmp_key_kind(x->key, x->kind, y->key, y->kind);
+}
+
+static int cmp_table_val(const void *a, const void *b)
+{
+	const struct table_val *x = a, *y = b;
+
+	return strcmp(x->table, y->table);
+}
+
+/* ---- rendering ---- */
+
+struct render {
+	struct buf *out;
+	struct job_ref *jobs;
+	size_t njobs;
+	struct table_val *tv; /* scratch for one job's tables */
+	size_t tvcap;
+};
+
+/* A sample: the job's labels, then up to two more (lname[i] NULL: none). */
+static int emit_sample2(struct buf *out, const char *fam,
+			const struct prom_job *j, const char *const lname[2],
+			const char *const lval[2], const char *value)
+{
+	int rc;
+
+	rc = buf_puts(out, fam);
+	if (!rc)
+		rc = buf_puts(out, "{job_id=\"");
+	if (!rc)
+		rc = prom_escape_label(out, j->id);
+	if (!rc && j->name) {
+		rc = buf_puts(out, "\",job_name=\"");
+		if (!rc)
+			rc = prom_escape_label(out, j->name);
+	}
+	for (int i = 0; i < 2 && !rc; i++) {
+		if (!lname[i])
+			continue;
+		rc = buf_printf(out, "\",%s=\"", lname[i]);
+		if (!rc)
+			rc = prom_escape_label(out, lval[i]);
+	}
+	if (!rc)
+		rc = buf_printf(out, "\"} %s\n", value);
+	return rc;
+}
+
+static int emit_sample(struct buf *out, const char *fam,
+		       const struct prom_job *j, const char *lname,
+		       const char *lval, const char *value)
+{
+	const char *const n[2] = {lname, NULL}, *const v[2] = {lval, NULL};
+
+	return emit_sample2(out, fam, j, n, v, value);
+}
+
+/*
+ * A per-table key of SeaTunnel 2.3.13/3.x names the vertex first, then the
+ * table, whose name has dots itself: "Sink[0].db.table".  The length of
+ * the vertex ("Sink[0]": letters, '[', digits, ']', then '.' and a table),
+ * or 0 for a plain table name ("db.table", the 2.3 form).
+ */
+static size_t vertex_len(const char *key)
+{
+	size_t i = 0, d;
+
+	while (is_upper(key[i]) || is_lower(key[i]))
+		i++;
+	if (i == 0 || key[i] != '[')
+		return 0;
+	for (d = ++i; is_digit(key[i]); i++)
+		;
+	if (i == d || key[i] != ']' || key[i + 1] != '.' || !key[i + 2] ||
+	    i + 1 >= PROM_VERTEX_MAX)
+		return 0;
+	return i + 1;
+}
+
+static int emit_tables(struct render *r, const struct fam *f,
+		       const struct prom_job *j)
+{
+	json_t *obj = json_object_get(j->metrics, f->key);
+	size_t n = 0, i;
+	const char *k;
+	json_t *v;
+	int rc;
+
+	if (!json_is_object(obj))
+		return 0;
+	if (json_object_size(obj) > r->tvcap) {
+		size_t cap = json_object_size(obj);
+		struct table_val *tv = realloc(r->tv, cap * sizeof(*tv));
+
+		if (!tv)
+			return -ENOMEM;
+		r->tv = tv;
+		r->tvcap = cap;
+	}
+	json_object_foreach (obj, k, v) {
+		if (n >= r->tvcap)
+			break;
+		if (fam_value(f, v, r->tv[n].val, sizeof(r->tv[n].val)))
+			continue;
+		r->tv[n++].table = k;
+	}
+	if (n > 1)
+		qsort(r->tv, n, sizeof(*r->tv), cmp_table_val);
+	for (i = 0; i < n; i++) {
+		const char *key = r->tv[i].table;
+		size_t vl = vertex_len(key);
+		char vertex[PROM_VERTEX_MAX];
+		const char *ln[2] = {"vertex", "table"},
+			   *lv[2] = {vertex, key + vl + 1};
+
+		if (vl) {
+			memcpy(vertex, key, vl);
+			vertex[vl] = '\0';
+		} else {
+			ln[0] = NULL;
+			lv[1] = key;
+		}
+		rc = emit_sample2(r->out, f->name, j, ln, lv, r->tv[i].val);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int emit_job(struct render *r, const struct fam *f,
+		    const struct prom_job *j)
+{
+	char val[PROM_VAL_MAX];
+	uint64_t u;
+
+	switch (f->kind) {
+	case FAM_STATE:
+		if (!j->state_name)
+			return 0;
+		return emit_sample(r->out, f->name, j, "state", j->state_name,
+				   "1");
+	case FAM_OBJECTS:
+		u = j->objects;
+		break;
+	case FAM_BYTES:
+		u = j->bytes;
+		break;
+	case FAM_INFLIGHT:
+		u = j->tmp_objects;
+		break;
+	case FAM_PIPELINES:
+		u = j->pipelines;
+		break;
+	case FAM_CHECKPOINTS:
+		u = j->checkpoints;
+		break;
+	case FAM_NEWEST:
+		if (!j->has_storage || j->newest_ckpt_ms <= 0)
+			return 0;
+		snprintf(val, sizeof(val), "%" PRId64 ".%03" PRId64,
+			 j->newest_ckpt_ms / 1000, j->newest_ckpt_ms % 1000);
+		return emit_sample(r->out, f->name, j, NULL, NULL, val);
+	case FAM_RESTORE_POINTS:
+		u = j->restore_points;
+		break;
+	case FAM_RESTORE_OLDEST:
+		if (!j->has_storage || j->oldest_restore_ms <= 0)
+			return 0;
+		snprintf(val, sizeof(val), "%" PRId64 ".%03" PRId64,
+			 j->oldest_restore_ms / 1000,
+			 j->oldest_restore_ms % 1000);
+		return emit_sample(r->out, f->name, j, NULL, NULL, val);
+	case FAM_INTERVAL:
+		if (j->ckpt_interval_ms <= 0)
+			return 0;
+		snprintf(val, sizeof(val), "%" PRId64 ".%03" PRId64,
+			 j->ckpt_interval_ms / 1000,
+			 j->ckpt_interval_ms % 1000);
+		return emit_sample(r->out, f->name, j, NULL, NULL, val);
+	case FAM_SCALAR: {
+		json_t *v = json_object_get(j->metrics, f->key);
+
+		if (!v || fam_value(f, v, val, sizeof(val)))
+			return 0;
+		return emit_sample(r->out, f->name, j, NULL, NULL, val);
+	}
+	case FAM_TABLE:
+		return emit_tables(r, f, j);
+	default:
+		return 0;
+	}
+	if (!j->has_storage)
+		return 0;
+	snprintf(val, sizeof(val), "%" PRIu64, u);
+	return emit_sample(r->out, f->name, j, NULL, NULL, val);
+}
+
+static int emit_family(struct render *r, const struct fam *f)
+{
+	struct buf *out = r->out;
+	size_t mark = out->len, body;
+	size_t i;
+	int rc;
+
+	rc = buf_printf(out, "# HELP %s ", f->name);
+	if (rc)
+		return rc;
+	if (f->kind < FAM_SCALAR) {
+		rc = buf_puts(out, fixed_fams[f->kind].help);
+	} else {
+		rc = buf_puts(out, "SeaTunnel engine job metric ");
+		if (!rc)
+			rc = escape_text(out, f->key, false);
+		if (!rc && f->kind == FAM_TABLE)
+			rc = buf_puts(out, ", per table");
+	}
+	if (!rc)
+		rc = buf_printf(out, "\n# TYPE %s %s\n", f->name,
+				f->counter ? "counter" : "gauge");
+	if (rc)
+		return rc;
+	body = out->len;
+	for (i = 0; i < r->njobs; i++) {
+		rc = emit_job(r, f, r->jobs[i].j);
+		if (rc)
+			return rc;
+	}
+	if (out->len == body) {
+		/* nothing to show after all: drop the header */
+		out->len = mark;
+		out->data[mark] = '\0';
+	}
+	return 0;
+}
+
+static int push_cand(struct cand **c, size_t *n, size_t *cap, const char *key,
+		     enum fam_kind kind)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct cand *nc = realloc(*c, ncap * sizeof(*nc));
+
+		if (!nc)
+			return -ENOMEM;
+		*c = nc;
+		*cap = ncap;
+	}
+	(*c)[(*n)++] = (struct cand){.key = key, .kind = kind};
+	return 0;
+}
+
+/* Candidates of every job: fixed families with a sample, renderable keys. */
+static int collect(const struct render *r, struct cand **c, size_t *n)
+{
+	size_t cap = 0, i;
+	bool state = false, storage = false, newest = false, oldest = false;
+	bool interval = false;
+	int rc = 0, k;
+
+	for (i = 0; i < r->njobs && !rc; i++) {
+		const struct prom_job *j = r->jobs[i].j;
+		const char *key;
+		json_t *v;
+		char tmp[PROM_VAL_MAX];
+
+		state = state || j->state_name;
+		storage = storage || j->has_storage;
+		newest = newest || (j->has_storage && j->newest_ckpt_ms > 0);
+		oldest = oldest || (j->has_storage && j->oldest_restore_ms > 0);
+		interval = interval || j->ckpt_interval_ms > 0;
+		if (!json_is_object(j->metrics))
+			continue;
+		json_object_foreach (j->metrics, key, v) {
+			if (json_is_object(v)) {
+				if (table_renderable(v))
+					rc = push_cand(c, n, &cap, key,
+						       FAM_TABLE);
+			} else if (!fmt_value(v, tmp, sizeof(tmp))) {
+				rc = push_cand(c, n, &cap, key, FAM_SCALAR);
+			}
+			if (rc)
+				break;
+		}
+	}
+	for (k = FAM_STATE; k < FAM_SCALAR && !rc; k++) {
+		bool has;
+
+		switch (k) {
+		case FAM_STATE:
+			has = state;
+			break;
+		case FAM_NEWEST:
+			has = newest;
+			break;
+		case FAM_RESTORE_OLDEST:
+			has = oldest;
+			break;
+		case FAM_INTERVAL:
+			has = interval;
+			break;
+		default:
+			has = storage;
+		}
+		if (has)
+			rc = push_cand(c, n, &cap, NULL, (enum fam_kind)k);
+	}
+	return rc;
+}
+
+/* Unique candidates -> named families, one per name, sorted by name. */
+static int make_families(struct cand *c, size_t nc, struct fam **fams,
+			 size_t *nf)
+{
+	struct fam *f;
+	size_t i, n = 0, u = 0;
+
+	if (!nc)
+		return 0;
+	qsort(c, nc, sizeof(*c), cmp_cand);
+	f = calloc(nc, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	for (i = 0; i < nc; i++) {
+		if (i && !cmp_cand(&c[i - 1], &c[i]))
+			continue;
+		if (c[i].kind < FAM_SCALAR) {
+			snprintf(f[n].name, sizeof(f[n].name), "%s",
+				 fixed_fams[c[i].kind].name);
+			f[n].key = NULL;
+			f[n].kind = c[i].kind;
+			f[n].counter = false;
+		} else if (engine_family(c[i].key, c[i].kind, &f[n])) {
+			log_debug("prom: metric key '%s' has no usable name",
+				  c[i].key);
+			continue;
+		}
+		n++;
+	}
+	qsort(f, n, sizeof(*f), cmp_fam);
+	for (i = 0; i < n; i++) {
+		if (u && !strcmp(f[u - 1].name, f[i].name)) {
+			log_debug(
+				"prom: metric key '%s' clashes with family %s",
+				f[i].key ? f[i].key : "", f[i].name);
+			continue;
+		}
+		f[u++] = f[i];
+	}
+	*fams = f;
+	*nf = u;
+	return 0;
+}
+
+int prom_render_jobs(struct buf *out, const struct prom_job *jobs, size_t n)
+{
+	struct render r = {.out = out};
+	struct cand *cands = NULL;
+	struct fam *fams = NULL;
+	size_t ncands = 0, nfams = 0, i, mark = out->len;
+	locale_t cloc, old = (locale_t)0;
+	int rc = 0;
+
+	if (!n)
+		return 0;
+	cloc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+	if (cloc)
+		old = uselocale(cloc);
+
+	r.jobs = calloc(n, sizeof(*r.jobs));
+	if (!r.jobs) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if (!jobs[i].id)
+			continue;
+		r.jobs[r.njobs++] = (struct job_ref){.j = &jobs[i], .idx = i};
+	}
+	qsort(r.jobs, r.njobs, sizeof(*r.jobs), cmp_job_ref);
+	for (i = 0, n = 0; i < r.njobs; i++) {
+		if (n && !strcmp(r.jobs[n - 1].j->id, r.jobs[i].j->id))
+			continue; /* duplicate id: the first one given wins */
+		r.jobs[n++] = r.jobs[i];
+	}
+	r.njobs = n;
+
+	rc = collect(&r, &cands, &ncands);
+	if (!rc)
+		rc = make_families(cands, ncands, &fams, &nfams);
+	for (i = 0; i < nfams && !rc; i++)
+		rc = emit_family(&r, &fams[i]);
+out:
+	if (rc) {
+		out->len = mark;
+		if (out->data)
+			out->data[mark] = '\0';
+	}
+	free(r.tv);
+	free(fams);
+	free(cands);
+	free(r.jobs);
+	if (cloc) {
+		uselocale(old);
+		freelocale(cloc);
+	}
+	return rc;
+}
+
+int prom_render_summary(struct buf *out, const struct prom_job *jobs, size_t n)
+{
+	uint64_t bytes = 0, dead = 0, orphans = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!jobs[i].dead)
+			continue;
+		dead++;
+		orphans += jobs[i].orphan != 0;
+		if (jobs[i].has_storage)
+			bytes += jobs[i].bytes;
+	}
+	return buf_printf(out,
+			  "# HELP stfs_dead_jobs_storage_bytes Checkpoint "
+			  "storage held by jobs in an end state or orphaned\n"
+			  "# TYPE stfs_dead_jobs_storage_bytes gauge\n"
+			  "stfs_dead_jobs_storage_bytes %" PRIu64 "\n"
+			  "# HELP stfs_dead_jobs Jobs in an end state or "
+			  "orphaned\n"
+			  "# TYPE stfs_dead_jobs gauge\n"
+			  "stfs_dead_jobs %" PRIu64 "\n"
+			  "# HELP stfs_orphan_jobs Jobs in storage that the "
+			  "engine does not know, older than orphan_grace\n"
+			  "# TYPE stfs_orphan_jobs gauge\n"
+			  "stfs_orphan_jobs %" PRIu64 "\n",
+			  bytes, dead, orphans);
+}
