@@ -31,7 +31,7 @@ endif
 
 INCS = -I. -Ibackends -Ifusefs
 ALL_CFLAGS = -std=gnu11 -D_FILE_OFFSET_BITS=64 -D_GNU_SOURCE \
-	     -DFUSE_USE_VERSION=35 -DHAVE_S3 -DSTFS_VERSION=\"$(VERSION)\" \
+	     -DFUSE_USE_VERSION=35 -DSTFS_VERSION=\"$(VERSION)\" \
 	     $(WARN) $(INCS) $(PKG_CFLAGS) $(CFLAGS)
 SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all \
 	    -fno-omit-frame-pointer -O1 -g

@@ -21,19 +21,12 @@
 /*
  * Every backend stfs can serve a namespace with, searched in order by URI
  * scheme.  NULL-terminated.  ADD NEW BACKENDS HERE (declare their ops in
- * backend.h next to be_local_ops), e.g.:
- *
- *	#ifdef HAVE_S3
- *		&be_s3_ops,
- *	#endif
- *		&be_webhdfs_ops,
+ * backend.h next to be_local_ops).
  */
 static const struct be_ops *const be_registry[] = {
 	&be_local_ops,
-#ifdef HAVE_S3
 	&be_gcs_ops, /* gs://: JSON API, or the s3 backend with HMAC keys */
 	&be_s3_ops,
-#endif
 	&be_webhdfs_ops, /* hdfs://, webhdfs://, swebhdfs:// */
 	NULL,
 };

@@ -7,7 +7,7 @@ PKGS="fuse3 libcurl jansson libxml-2.0 yaml-0.1 libcrypto libsystemd"
 SRCS=$(ls backends/*.c backends/util/*.c conf/*.c fusefs/*.c fusefs/*/*.c | grep -v fusefs/main.c)
 FLAGS="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
  -std=gnu11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -DFUSE_USE_VERSION=35
- -DHAVE_S3 -DSTFS_VERSION=\"fuzz\" -I. -Ibackends -Ifusefs -Itests"
+ -DSTFS_VERSION=\"fuzz\" -I. -Ibackends -Ifusefs -Itests"
 mkdir -p build-fuzz/obj
 # objects older than the newest header are rebuilt
 touch -r "$(ls -t backends/*.h backends/util/*.h conf/*.h fusefs/*.h fusefs/*/*.h | head -1)" build-fuzz/obj/.headers

@@ -113,5 +113,7 @@ void stfs_catalog_removed(struct stfs *fs, const char *const *keys, size_t n);
 	__atomic_add_fetch(&(fs)->n.field, 1, __ATOMIC_RELAXED)
 #define STFS_ADD(fs, field, v) \
 	__atomic_add_fetch(&(fs)->n.field, (v), __ATOMIC_RELAXED)
+/* counters are written atomically by many threads: read them so too */
+#define STFS_GET(fs, field) __atomic_load_n(&(fs)->n.field, __ATOMIC_RELAXED)
 
 #endif

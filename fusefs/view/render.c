@@ -519,44 +519,48 @@ int render_stats(struct view *v, struct buf *out)
 
 	http_get_stats(&hs);
 	stat_line(out, "stfs_fuse_getattr_total", "getattr calls.", "counter",
-		  fs->n.getattr);
+		  STFS_GET(fs, getattr));
 	stat_line(out, "stfs_fuse_readdir_total", "readdir calls.", "counter",
-		  fs->n.readdir);
+		  STFS_GET(fs, readdir));
 	stat_line(out, "stfs_fuse_read_total", "read calls.", "counter",
-		  fs->n.read);
+		  STFS_GET(fs, read));
 	stat_line(out, "stfs_fuse_read_bytes_total", "Bytes returned by read.",
-		  "counter", fs->n.read_bytes);
+		  "counter", STFS_GET(fs, read_bytes));
 	stat_line(out, "stfs_refused_mutations_total",
 		  "Create/write/rename/chmod calls refused.", "counter",
-		  fs->n.refused_mutations);
+		  STFS_GET(fs, refused_mutations));
 	stat_line(out, "stfs_deletions_allowed_total", "Deletions done.",
-		  "counter", fs->n.deletions_allowed);
+		  "counter", STFS_GET(fs, deletions_allowed));
 	stat_line(out, "stfs_deletions_refused_total", "Deletions refused.",
-		  "counter", fs->n.deletions_refused);
+		  "counter", STFS_GET(fs, deletions_refused));
 	stat_line(out, "stfs_catalog_builds_total",
 		  "Listings of the checkpoint namespace.", "counter",
-		  fs->n.catalog_builds);
+		  STFS_GET(fs, catalog_builds));
 	stat_line(out, "stfs_catalog_errors_total",
 		  "Failed listings of the checkpoint namespace.", "counter",
-		  fs->n.catalog_errors);
+		  STFS_GET(fs, catalog_errors));
 	stat_line(out, "stfs_pcache_hits_total", "Pseudo-file cache hits.",
-		  "counter", fs->n.pcache_hits);
+		  "counter", STFS_GET(fs, pcache_hits));
 	stat_line(out, "stfs_pcache_misses_total", "Pseudo-file renders.",
-		  "counter", fs->n.pcache_misses);
+		  "counter", STFS_GET(fs, pcache_misses));
 	stat_line(out, "stfs_backend_list_requests_total",
 		  "Checkpoint backend list calls (pages).", "counter",
-		  bs->lists);
+		  __atomic_load_n(&bs->lists, __ATOMIC_RELAXED));
 	stat_line(out, "stfs_backend_stat_requests_total",
-		  "Checkpoint backend stat calls.", "counter", bs->stats);
+		  "Checkpoint backend stat calls.", "counter",
+		  __atomic_load_n(&bs->stats, __ATOMIC_RELAXED));
 	stat_line(out, "stfs_backend_read_requests_total",
-		  "Checkpoint backend read calls.", "counter", bs->reads);
+		  "Checkpoint backend read calls.", "counter",
+		  __atomic_load_n(&bs->reads, __ATOMIC_RELAXED));
 	stat_line(out, "stfs_backend_read_bytes_total",
 		  "Bytes read from the checkpoint backend.", "counter",
-		  bs->read_bytes);
+		  __atomic_load_n(&bs->read_bytes, __ATOMIC_RELAXED));
 	stat_line(out, "stfs_backend_remove_requests_total",
-		  "Checkpoint backend remove calls.", "counter", bs->removes);
+		  "Checkpoint backend remove calls.", "counter",
+		  __atomic_load_n(&bs->removes, __ATOMIC_RELAXED));
 	stat_line(out, "stfs_backend_errors_total",
-		  "Checkpoint backend errors.", "counter", bs->errors);
+		  "Checkpoint backend errors.", "counter",
+		  __atomic_load_n(&bs->errors, __ATOMIC_RELAXED));
 	stat_line(out, "stfs_http_requests_total", "HTTP requests sent.",
 		  "counter", hs.requests);
 	stat_line(out, "stfs_http_retries_total", "HTTP retries.", "counter",
@@ -653,11 +657,9 @@ int render_prom_daemon(struct view *v, struct buf *out)
 	buf_printf(out, "stfs_backend_up{backend=\"engine\"} %d\n",
 		   v->snap->err ? 0 : 1);
 	stat_line(out, "stfs_deletions_allowed_total", "Deletions done.",
-		  "counter",
-		  __atomic_load_n(&fs->n.deletions_allowed, __ATOMIC_RELAXED));
+		  "counter", STFS_GET(fs, deletions_allowed));
 	stat_line(out, "stfs_deletions_refused_total", "Deletions refused.",
-		  "counter",
-		  __atomic_load_n(&fs->n.deletions_refused, __ATOMIC_RELAXED));
+		  "counter", STFS_GET(fs, deletions_refused));
 	return buf_err(out);
 }
 
