@@ -16,7 +16,7 @@
  * is left, but at least conf->connect_timeout_ms, so the total stays under
  * timeout + one connect timeout.
  *
- * Whole-list failures (SEATUNNEL.md §9: in 2.3.x one history entry with a
+ * Whole-list failures (in 2.3.x one history entry with a
  * missing DAG makes /finished-jobs a 500 for everybody).  When
  * /finished-jobs answers an error, the same URL is asked for
  * /finished-jobs/<STATE> per end state; if one of those fails too, every

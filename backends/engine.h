@@ -30,7 +30,8 @@
 #include "util/buf.h"
 #include "conf/conf.h"
 
-/* JobStatus ordinals (SEATUNNEL.md §4.4), then stfs's own two. */
+/* JobStatus ordinals (the engine's JobStatus enum, README "The tree"), then
+ * stfs's own two. */
 enum job_state {
 	JS_INITIALIZING = 0,
 	JS_CREATED,
@@ -120,7 +121,7 @@ void engine_free(struct engine *e);
 
 /**
  * The ids of the jobs the caller has in storage, asked for during a
- * refresh whose /finished-jobs list failed (SEATUNNEL.md §9: one bad
+ * refresh whose /finished-jobs list failed (the 2.3 engines: one bad
  * history entry makes the whole list a 500).  Fill *ids with a malloc'd
  * array of malloc'd decimal ids (the engine frees them); 0 or -errno.
  * Called from the refreshing thread, without any engine lock held; it must

@@ -22,7 +22,7 @@
 #define CONF_MAX_ENGINES 8
 
 struct stfs_conf {
-	/* sources (CONTRACT §1) */
+	/* sources (README "Where the state comes from") */
 	char *checkpoint; /* URI: file:///..., hdfs://, s3://, oss://, cos://,
 			     gs:// */
 	char *engines[CONF_MAX_ENGINES]; /* REST v2 base URLs, tried in order */
@@ -101,7 +101,8 @@ struct conf_err {
 	char msg[200];
 };
 
-/** Fill `c` with the engine's shipped defaults (CONTRACT §1). 0 or -ENOMEM. */
+/** Fill `c` with the engine's shipped defaults (README "Where the state comes
+ * from"). 0 or -ENOMEM. */
 int conf_init_defaults(struct stfs_conf *c);
 
 /**

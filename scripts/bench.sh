@@ -1,6 +1,6 @@
 #!/bin/bash
 # stfs vs s3fs 1.90 vs rclone 1.60 vs raw curl on one generated checkpoint
-# namespace served by plain s3rver 3.7.1 (TEST-INFRA.md §1-3).  `make bench`.
+# namespace served by plain s3rver 3.7.1 (README "Testing").  `make bench`.
 #
 #   BENCH_RUNS=3        repetitions per measurement (the table shows medians)
 #   BENCH_OBJECTS=2000  size of the namespace (2000 = 40 jobs x 2 pipelines x

@@ -9,12 +9,12 @@ Writes, under --out DIR:
   checkpoint/<jobId>/.<file>.crc                                      (--crc)
       Hadoop ChecksumFileSystem sidecars ("crc\0", int 512, one CRC32 per
       512 bytes, big-endian) beside every .ser/.sertmp, as the hdfs plugin on
-      fs.defaultFS file:/// may write them (SEATUNNEL.md 9, inferred; off by
+      fs.defaultFS file:/// may write them (inferred from the engine's code; off by
       default until a real engine run confirms it).
   checkpoint/<jobId>/<pid>/<cid>/<task-location>/state-data          (--doc-jobs)
   checkpoint/savepoint/<jobId>/<sp-ts>/<pid>/<task-location>/state-data (--doc-jobs)
       the layouts the engine's docs describe and no engine writes
-      (SEATUNNEL.md 2.4): robustness input only.
+      (README "Layouts"): robustness input only.
   imap/seatunnel/<mapName>/<region>/wal.txt                           (--imap)
       every engine IMap; one region (System.nanoTime(), not chronological
       across members) per member start.  Member 127.0.0.1:5801 was restarted
@@ -28,7 +28,7 @@ Writes, under --out DIR:
       (--version), jobs with startTime, and "imap" (members, and per map and
       region its member, start time and whether it is live).
 
-Which jobs have storage (SEATUNNEL.md 1.5/1.6):
+Which jobs have storage (README "Where the state comes from"):
   RUNNING/FAILING/DOING_SAVEPOINT/CANCELING/FAILED/UNKNOWABLE: N..2N-1 files per
   pipeline (N = max-retained = 3); some "restored" jobs keep 6..9 (issue #12094).
   SAVEPOINT_DONE: the same plus a SAVEPOINT_TYPE file as the newest per pipeline.
@@ -104,7 +104,7 @@ MON_KEYS = ["processors", "physical.memory.total", "physical.memory.free",
             "clientEndpoint.count", "connection.active.count",
             "client.connection.count", "connection.count"]
 IMAP_REGION_BASE = 283746519283746
-# SEATUNNEL.md 3 (10: 3.x adds engine_checkpoint_monitor)
+# the engine's metric names (3.x adds engine_checkpoint_monitor)
 IMAPS = ["engine_runningJobInfo", "engine_runningJobState",
          "engine_stateTimestamps", "engine_finishedJobState",
          "engine_finishedJobMetrics", "engine_finishedJobVertexInfo",

@@ -2,7 +2,7 @@
 """Protostuff 1.8.0 ENCODER for SeaTunnel's checkpoint and IMap WAL classes.
 
 Pure Python 3 stdlib. Written from the rules in
-tests/fixtures/protostuff/README.md (copied from ../shared/fixtures/protostuff) and
+tests/fixtures/protostuff/README.md (bytes written by the real protostuff library) and
 checked byte for byte against those fixtures by tests/scripts/test_genstate.py.
 
 Input shapes follow the "content" / "records" members of

@@ -1,5 +1,5 @@
 #!/bin/sh
-# A fake S3 on loopback for stfs's tests (TEST-INFRA.md §1).
+# A fake S3 on loopback for stfs's tests (README "Testing").
 #
 #   scripts/s3rver.sh start DIR [PORT] [--verify]   start, wait until ready
 #   scripts/s3rver.sh stop DIR                      stop by PID

@@ -90,7 +90,7 @@ A job whose jobStatus is an end state (FAILED, SAVEPOINT_DONE, CANCELED,
 FINISHED, UNKNOWABLE) is a finished job (engine_finishedJobState); any other
 state, PENDING included, is a running job (engine_runningJobInfo).
 
-Real API (SEATUNNEL.md 4 and 9; compact JSON, exact key order, Content-Type
+Real API (REST API v2 of 2.3.x and 3.x, README "Where the state comes from"; compact JSON, exact key order, Content-Type
 application/json;charset=utf-8; errors {"status":"fail","message":..} with
 400 for IllegalArgumentException/NumberFormatException, else 500; an NPE has
 "message":null).  Every servlet is mounted at <path>/*, so /overview/x or

@@ -1,8 +1,8 @@
 /*
  * pcache — rendered pseudo-file contents, keyed by path, kept for a TTL.
  *
- * CONTRACT §2: "a pseudo-file's content is rendered once and kept with its
- * attributes for the cache lifetime, so stat, read, stat agree".  getattr
+ * README "Attributes backup tools rely on": a pseudo-file is rendered once
+ * and kept with its attributes, so `stat`, `read`, `stat` agree.  getattr
  * renders (or finds) an entry and reports its exact length; open takes a
  * reference to the same entry, so reads of one open file see one content
  * whatever happens meanwhile.

@@ -303,7 +303,8 @@ static int build_ckpt(struct cat_ckpt *ck, struct cat_obj *objs, size_t a,
 	return 0;
 }
 
-/* CONTRACT §4 R2: what the engine would load on -r for this pipeline */
+/* README "Deleting safely", R2: what the engine would load on -r for this
+ * pipeline */
 static void pick_restore(struct cat_pipe *p)
 {
 	struct cat_obj *best = NULL;

@@ -1,7 +1,7 @@
 /*
  * catalog — what the checkpoint storage holds, organised as jobs,
  * pipelines and checkpoints, in both layouts stfs understands
- * (CONTRACT §3):
+ * (README "Layouts"):
  *
  *   real (engine code):
  * <jobId>/<writeTs>-<rand>-<pipelineId>-<checkpointId>.ser and in-flight
@@ -14,9 +14,9 @@
  * (catalog_get) and drop it (catalog_put).  Objects whose names fit no
  * layout are kept as a job's `strays` (shown, never interpreted).
  *
- * The restore point of a pipeline (CONTRACT §4 R2) is the object the engine
- * would load on `-r`: in the real layout the finished `.ser` with the
- * greatest write timestamp (ties: the later name), in the documented layout
+ * The restore point of a pipeline (README "Deleting safely", R2) is the object
+ * the engine would load on `-r`: in the real layout the finished `.ser` with
+ * the greatest write timestamp (ties: the later name), in the documented layout
  * the checkpoint with the greatest id.
  */
 #ifndef STFS_CATALOG_H

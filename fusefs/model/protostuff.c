@@ -1,7 +1,7 @@
 /*
  * protostuff — bounded decoders for SeaTunnel's protostuff 1.8.0 bytes.
  *
- * Ground truth: shared/fixtures/protostuff/README.md.  Everything here reads
+ * Ground truth: tests/fixtures/protostuff/README.md.  Everything here reads
  * through `struct rd`, a cursor that never goes past its end: running out of
  * bytes is -ENODATA inside this file (so the head decoder can tell "need more
  * bytes" from garbage) and becomes -EPROTO (or -EAGAIN) at the API.

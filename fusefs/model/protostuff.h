@@ -1,6 +1,6 @@
 /*
  * protostuff — decoders for the bytes SeaTunnel writes with protostuff 1.8.0
- * (shared/fixtures/protostuff/README.md is the ground truth):
+ * (tests/fixtures/protostuff/README.md, real bytes, is the ground truth):
  *
  *   - checkpoint files: PipelineState{jobId, pipelineId, checkpointId,
  *     states = CompletedCheckpoint{...}};
@@ -71,7 +71,7 @@ int pstuff_decode_ckpt_head(const uint8_t *head, size_t head_len,
 
 /**
  * Render a checkpoint file as the JSON structure of
- * shared/fixtures/protostuff/expected.json ("content" member), for tests
+ * tests/fixtures/protostuff/expected.json ("content" member), for tests
  * and the `cat`-able decoded view.  0; -EPROTO; -EFBIG/-ENOMEM from out.
  */
 int pstuff_ckpt_to_json(const uint8_t *p, size_t n, struct buf *out);

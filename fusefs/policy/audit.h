@@ -1,6 +1,6 @@
 /*
- * audit — the audit trail of CONTRACT §4: every deletion or release
- * decision, allowed or refused.
+ * audit — the audit trail of README "Deleting safely": every deletion or
+ *release decision, allowed or refused.
  *
  * One decision is one line of key=value pairs, always in this order:
  *

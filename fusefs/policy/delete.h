@@ -1,6 +1,6 @@
 /*
  * delete — `rm`, `rmdir` and the release control, by the rules of
- * CONTRACT §4.
+ * README "Deleting safely".
  *
  * Every decision uses state that is at most conf.decision_age_ms old: the
  * first deletion in a job asks the engine afresh (/job-info/<id>) and lists

@@ -1,6 +1,6 @@
 /*
  * imapsum — the decoded summary shown beside each IMap map directory
- * (imap/<cluster>/<map>.summary, CONTRACT §5): records, live keys,
+ * (imap/<cluster>/<map>.summary, README "IMap summaries"): records, live keys,
  * tombstones, bytes a compaction would reclaim, and which region
  * directories are superseded (every record in them, tombstones included,
  * has a newer record for the same key in another region, so removing the

@@ -1,5 +1,5 @@
 /*
- * release — the persistent restore releases of CONTRACT §4 R2.
+ * release — the persistent restore releases of README "Deleting safely", R2.
  *
  * A released job is one file, <state_dir>/releases/<ns>/<jobId>, where
  * <ns> is 16 hex digits of a hash of the checkpoint namespace's URI (as the

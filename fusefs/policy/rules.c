@@ -1,5 +1,5 @@
 /*
- * rules — CONTRACT §4 decisions.  See rules.h.
+ * rules — README "Deleting safely" decisions.  See rules.h.
  */
 #include <errno.h>
 #include <grp.h>
@@ -139,7 +139,7 @@ bool rules_type_matters(const struct rule_input *in)
 	return a.err != b.err || strcmp(a.rule, b.rule) != 0;
 }
 
-/* the rule order of CONTRACT §4 (README "Deleting"): a lower rank decides */
+/* the rule order of README "Deleting safely": a lower rank decides */
 static int rule_rank(const char *rule)
 {
 	static const char *const order[] = {"R5", "R4", "R3", "R1", "R6", "R2"};

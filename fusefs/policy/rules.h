@@ -1,6 +1,6 @@
 /*
- * rules — CONTRACT §4 as a pure function: may this object be deleted, may
- * this job be released?
+ * rules — README "Deleting safely" as a pure function: may this object be
+ *deleted, may this job be released?
  *
  * The caller gathers the facts (mount flags, who asks, the engine's fresh
  * answer, the release store, what kind of object it is) into a
@@ -26,7 +26,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* What an object under jobs/<jobId>/ is, as far as §4 cares. */
+/* What an object under jobs/<jobId>/ is, as far as the deletion rules care. */
 enum obj_class {
 	OC_SUPERSEDED,	  /* a checkpoint object that is not a restore point */
 	OC_RESTORE_POINT, /* what the engine would load on `-r <jobId>` */

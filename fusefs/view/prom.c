@@ -262,7 +262,7 @@ static bool lint_segment(const char *seg, size_t n)
  * Rewrite the segments of name[from..] that promtool would lint: glue a
  * bad segment to the one before it ("latency_ms" -> "latencyms") when that
  * is clean, else append "value" ("ms_x" -> "msvalue_x").  Engine names of
- * SEATUNNEL.md §4.3 have no such segment and pass unchanged.
+ * the engine's plain metric names have no such segment and pass unchanged.
  * 0; -ENAMETOOLONG.
  */
 static int fix_segments(char *name, size_t from, size_t namesz)

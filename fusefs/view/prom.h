@@ -1,7 +1,7 @@
 /*
  * prom — Prometheus text exposition format 0.0.4 for job metrics
- * (CONTRACT §5): the engine's job metrics (per-table ones with a `table`
- * label), the job state, and storage figures (objects, bytes, newest
+ * (README "IMap summaries"): the engine's job metrics (per-table ones with a
+ * `table` label), the job state, and storage figures (objects, bytes, newest
  * checkpoint time).  Output passes `promtool check metrics` (2.42, Debian
  * package `prometheus`) with no lint warning, for any metric keys: one HELP
  * and one TYPE line per family, all samples of a

@@ -13,7 +13,8 @@
 #include "util/buf.h"
 #include "view/tree.h"
 
-/* The verdict of CONTRACT §4 for `rm -r jobs/<id>` by a permitted caller. */
+/* The verdict of README "Deleting safely" for `rm -r jobs/<id>` by a permitted
+ * caller. */
 struct verdict {
 	int err;	  /* 0: allowed; else the errno rm would see */
 	const char *rule; /* "R1".."R6", or "" */

@@ -1,5 +1,5 @@
 /*
- * tree — the virtual tree of CONTRACT §2, as pure functions of a "view"
+ * tree — the virtual tree of README "The tree", as pure functions of a "view"
  * (one catalog + one engine snapshot, taken together so that a whole FUSE
  * call sees one consistent state).
  *

@@ -1,7 +1,7 @@
 /*
  * Tests for backends/engine.c: the REST v2 client against loopback
  * servers (tests/fakes/loopsrv: threads with listening sockets on
- * 127.0.0.1:0) answering the SEATUNNEL.md §4.5 fixtures: failover, cache
+ * 127.0.0.1:0) answering the REST API v2 fixtures: failover, cache
  * reuse, single flight, the paged form, garbage and dead servers (last
  * known jobs kept), job-info, raw documents, basic auth.
  */
@@ -156,7 +156,7 @@ static void srv_run(struct srv *s)
 	assert_int_equal(loopsrv_run(&s->ls), 0);
 }
 
-/* The standard engine: §4.5 running and finished lists, job-info. */
+/* The standard engine: REST API v2 running and finished lists, job-info. */
 static struct srv *srv_standard(void)
 {
 	struct srv *s = srv_new();

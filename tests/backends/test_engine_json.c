@@ -1,6 +1,6 @@
 /*
  * Tests for backends/engine_json.c: job lists, job objects, states, times,
- * on the SEATUNNEL.md §4.5 example responses and on hostile input.
+ * on the REST API v2 example responses and on hostile input.
  */
 #include <errno.h>
 #include <setjmp.h>

@@ -70,7 +70,7 @@ static void test_query_sorted_encoded(void **state)
 	};
 
 	(void)state;
-	/* the exact query the verifying s3rver accepted (TEST-INFRA §1) */
+	/* the exact query the verifying s3rver accepted (README "Testing") */
 	assert_string_equal(query(p, 4),
 			    "delimiter=%2F&list-type=2&max-keys=2&prefix="
 			    "seatunnel%2Fcheckpoint%2F123%2F");

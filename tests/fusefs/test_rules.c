@@ -1,9 +1,9 @@
 /*
  * Unit tests for fusefs/policy/rules.c: the whole input space of rules_decide()
  * and rules_decide_release() against an expectation written here from
- * CONTRACT §4 (a hand-written per-state table, not job_state_is_end()),
- * spot checks of the precedence order, and rules_caller_allowed() against
- * the real group database.
+ * README "Deleting safely" (a hand-written per-state table, not
+ * job_state_is_end()), spot checks of the precedence order, and
+ * rules_caller_allowed() against the real group database.
  */
 #include <errno.h>
 #include <grp.h>
@@ -20,7 +20,7 @@
 #include "backends/engine.h"
 #include "policy/rules.h"
 
-/* CONTRACT §4 / SEATUNNEL.md §4.4, by hand. */
+/* README "Deleting safely" and "The tree" (by-state), by hand. */
 static const struct {
 	int state;
 	const char *name;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Safe deletion (CONTRACT.md §4) on a real mount over the local backend and the
+# Safe deletion (README "Deleting safely") on a real mount over the local backend and the
 # engine simulator: the rule matrix (13 states x 4 object classes x released or
 # not x 5 engine conditions), orphans, a state change between listing and rm,
 # releases across remounts and restarts, rm -r, and an ro mount.
@@ -29,7 +29,7 @@ is_end() {
 }
 
 # expect_rm STATE CLASS RELEASED ENGINE -> "OK" or "ERRNO RULE".
-# From §4: order R5, R4, R3, R1, R6, R2.  Root, rw mount here, so R5/R4 pass.
+# From README "Deleting safely": order R5, R4, R3, R1, R6, R2.  Root, rw mount here, so R5/R4 pass.
 # STATE may be ORPHAN (the engine answered it knows no such job and the job is
 # older than orphan_grace: dead for R1 and R6) or YOUNG (the engine answered
 # so, but the job is younger than orphan_grace: not dead yet, R1).

@@ -1,8 +1,7 @@
 #!/bin/bash
-# R4 (CONTRACT.md §4): only root and members of delete_group may delete or
+# R4 (README "Deleting safely"): only root and members of delete_group may delete or
 # release.  A root mount with allow_other,delete_group=stfsdel, used by a
-# non-root user outside the group, then inside it.  Set-up per TEST-INFRA.md
-# §4; /dev/fuse's mode, /etc/fuse.conf, the user and the group are restored
+# non-root user outside the group, then inside it.  Set-up as README "Testing" says; /dev/fuse's mode, /etc/fuse.conf, the user and the group are restored
 # in cleanup.
 . "$(dirname "$0")/lib.sh"
 cp "$STFS" "$T/stfs-bin" && STFS=$T/stfs-bin
