@@ -49,7 +49,7 @@ public final class EngineMain {
         }
     }
 
-    private static SeaTunnelConfig config(Path dir, String cluster, int port) {
+    private static SeaTunnelConfig config(Path dir, String cluster, int port) throws IOException {
         SeaTunnelConfig cfg = ConfigProvider.locateAndGetSeaTunnelConfig();
         Config hz = cfg.getHazelcastConfig();
         hz.setClusterName(cluster);
@@ -64,10 +64,21 @@ public final class EngineMain {
         JoinConfig join = net.getJoin();
         join.getMulticastConfig().setEnabled(false);
         join.getTcpIpConfig().setEnabled(true).clear().addMember("127.0.0.1:" + port);
+        /* -Dstfs.members=P1,P2: one cluster of several members on loopback
+           (test_engine_failover.sh); each member lists them all */
+        String members = System.getProperty("stfs.members", "");
+        for (String m : members.split(","))
+            if (!m.isEmpty())
+                join.getTcpIpConfig().addMember("127.0.0.1:" + m.trim());
 
         /* -Dstfs.fs=hdfs://HOST:PORT: checkpoints and IMaps on that HDFS, under
            /seatunnel/checkpoint/ and /seatunnel/imap (test_hdfs_engine.sh) */
         String fs = System.getProperty("stfs.fs", "file:///");
+        /* -Dstfs.shared=DIR: the members of one cluster share checkpoint and
+           IMap storage (DIR/checkpoint, DIR/imap), as on a real deployment */
+        String shared = System.getProperty("stfs.shared", "");
+        if (!shared.isEmpty())
+            dir = new File(shared).getAbsoluteFile().toPath();
         boolean remote = !fs.startsWith("file:");
         Properties p = new Properties();
         p.setProperty("type", "hdfs");
