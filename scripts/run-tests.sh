@@ -13,9 +13,11 @@ add() { # add "<label>: N passed, M failed" lines from a log
 	total_p=$((total_p + p)) total_f=$((total_f + f))
 }
 log=$(mktemp -d)
+t_start=$(date +%s)
+stage() { stage "$* ($(($(date +%s) - t_start)) s in)"; }
 trap 'rm -rf "$log"' EXIT
 
-echo "== lint (banned functions, cppcheck, clang-format)"
+stage "lint (banned functions, cppcheck, clang-format)"
 if scripts/lint.sh >"$log/lint" 2>&1; then
 	echo "lint: 1 passed, 0 failed" | tee -a "$log/lint"
 else
@@ -24,30 +26,31 @@ else
 fi
 add "$log/lint" lint 0
 
-echo "== unit tests (cmocka)"
+stage "unit tests (cmocka)"
 scripts/run-unit.sh "$@" | tee "$log/unit"
 add "$log/unit" unit "${PIPESTATUS[0]}"
 
-echo "== unit tests again under ASan+UBSan (make check)"
+stage "unit tests again under ASan+UBSan (make check)"
 make -s check 2>&1 | tee "$log/san"
 add "$log/san" unit "${PIPESTATUS[0]}"
 
-echo "== script tests (simulator, generator)"
+stage "script tests (simulator, generator)"
 python3 scripts/run-pytests.py 2>&1 | tee "$log/py"
 add "$log/py" scripts "${PIPESTATUS[0]}"
 
-echo "== integration tests (real mounts)"
+stage "integration tests (real mounts)"
 tests/integration/run.sh 2>&1 | tee "$log/int"
 add "$log/int" integration "${PIPESTATUS[0]}"
 
-echo "== the daemon under sanitizers (scripts/run-san.sh)"
+stage "the daemon under sanitizers (scripts/run-san.sh)"
 scripts/run-san.sh 2>&1 | tee "$log/sanit"
 add "$log/sanit" sanitizers "${PIPESTATUS[0]}"
 
-echo "== fuzz (${FUZZ_TIME:=5} s per parser)"
+stage "fuzz (${FUZZ_TIME:=5} s per parser)"
 FUZZ_TIME=$FUZZ_TIME scripts/run-fuzz.sh tests/fuzz/fuzz_*.c 2>&1 | tee "$log/fuzz"
 add "$log/fuzz" fuzz "${PIPESTATUS[0]}"
 
 echo
+echo "make test took $(($(date +%s) - t_start)) s"
 echo "$total_p passed, $total_f failed"
 [ "$total_f" = 0 ]

@@ -10,9 +10,11 @@ fi
 p=0 f=0
 for t in test_*.sh; do
 	echo "-- $t"
+	t0=$(date +%s)
 	out=$(timeout 600 bash "$t" 2>&1)
 	rc=$?
 	echo "$out"
+	echo "-- $t: $(($(date +%s) - t0)) s"
 	line=$(echo "$out" | grep -E '^[a-z0-9_]+: [0-9]+ passed, [0-9]+ failed' | tail -1)
 	tp=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed.*/\1/p')
 	tf=$(echo "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
