@@ -14,7 +14,7 @@ add() { # add "<label>: N passed, M failed" lines from a log
 }
 log=$(mktemp -d)
 t_start=$(date +%s)
-stage() { stage "$* ($(($(date +%s) - t_start)) s in)"; }
+stage() { echo "== $* ($(($(date +%s) - t_start)) s in)"; }
 trap 'rm -rf "$log"' EXIT
 
 stage "lint (banned functions, cppcheck, clang-format)"
