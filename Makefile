@@ -52,9 +52,15 @@ SAN_LIB_OBJS  := $(LIB_SRCS:%.c=build-san/%.o)
 SAN_FAKE_OBJS := $(FAKE_SRCS:%.c=build-san/%.o)
 SAN_TEST_BINS := $(TEST_SRCS:%.c=build-san/%)
 TSAN_OBJS := $(LIB_SRCS:%.c=build-tsan/%.o) build-tsan/fusefs/main.o
+COV_LIB_OBJS  := $(LIB_SRCS:%.c=build-cov/%.o)
+COV_FAKE_OBJS := $(FAKE_SRCS:%.c=build-cov/%.o)
+COV_TEST_BINS := $(TEST_SRCS:%.c=build-cov/%)
+# gcov reads gcc's notes: coverage builds with gcc whatever CC is
+COV_CC    ?= gcc
+COV_FLAGS = --coverage -O0 -g
 TSAN_FLAGS = -fsanitize=thread -fno-omit-frame-pointer -O1 -g
 
-.PHONY: all deps demo demo-stop test unit check fuzz bench bench-wal install uninstall \
+.PHONY: all deps demo demo-stop test unit check coverage fuzz bench bench-wal install uninstall \
 	format format-check lint clang-check clean
 all: build/stfs
 
@@ -86,6 +92,20 @@ build-tsan/%.o: %.c $(HDRS) Makefile
 build-tsan/stfs: $(TSAN_OBJS)
 	$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) -o $@ $^ $(PKG_LIBS)
 
+# line coverage by the unit tests (make coverage)
+build-cov/%.o: %.c $(HDRS) Makefile
+	@mkdir -p $(dir $@)
+	$(COV_CC) $(ALL_CFLAGS) $(COV_FLAGS) -c -o $@ $<
+
+build-cov/libstfs.a: $(COV_LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+build-cov/tests/%: tests/%.c build-cov/libstfs.a $(COV_FAKE_OBJS) $(HDRS)
+	@mkdir -p $(dir $@)
+	$(COV_CC) $(ALL_CFLAGS) $(COV_FLAGS) -Itests -o $@ $< $(COV_FAKE_OBJS) \
+		build-cov/libstfs.a $(PKG_LIBS) $(CMOCKA_LIBS)
+
 build/stfs: build/fusefs/main.o build/libstfs.a
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(PKG_LIBS)
 
@@ -116,6 +136,11 @@ check: $(SAN_TEST_BINS)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	 scripts/run-unit.sh $(SAN_TEST_BINS)
+
+# coverage: line coverage of every source by the unit tests, per file and
+# per folder (scripts/coverage.sh; gcc's gcov)
+coverage: $(COV_TEST_BINS)
+	@scripts/coverage.sh build-cov $(COV_TEST_BINS)
 
 fuzz:
 	@FUZZ_TIME=$(FUZZ_TIME) scripts/run-fuzz.sh $(FUZZ_SRCS)
@@ -175,4 +200,4 @@ clang-check:
 		clang $(ALL_CFLAGS) -Itests -fsyntax-only $$f || exit 1; done
 
 clean:
-	rm -rf build build-san build-tsan build-fuzz
+	rm -rf build build-san build-tsan build-fuzz build-cov
