@@ -69,7 +69,8 @@ struct raw_entry {
 	int64_t err_mono_ms; /* when that fetch failed */
 };
 
-struct engine {
+struct rest_engine {
+	struct engine base;	      /* first: the seam (engine.h) */
 	char *urls[CONF_MAX_ENGINES]; /* without trailing '/' */
 	size_t n_urls;
 	char *userpwd; /* secret; wiped on free */
@@ -249,9 +250,11 @@ const struct engine_job *engine_snap_find(const struct engine_snap *s,
 
 /* ---- lifecycle */
 
+static const struct engine_ops rest_ops;
+
 int engine_new(const struct stfs_conf *conf, struct engine **out)
 {
-	struct engine *e;
+	struct rest_engine *e;
 	pthread_condattr_t ca;
 	int rc = -ENOMEM;
 
@@ -307,7 +310,8 @@ int engine_new(const struct stfs_conf *conf, struct engine **out)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&e->cond, &ca);
 	pthread_condattr_destroy(&ca);
-	*out = e;
+	e->base.ops = &rest_ops;
+	*out = &e->base;
 	return 0;
 fail:
 	for (size_t i = 0; i < CONF_MAX_ENGINES; i++)
@@ -316,7 +320,7 @@ fail:
 	return rc;
 }
 
-void engine_free(struct engine *e)
+static void rest_free(struct rest_engine *e)
 {
 	if (!e)
 		return;
@@ -342,13 +346,14 @@ void engine_free(struct engine *e)
 	free(e);
 }
 
-void engine_set_storage_ids(struct engine *e, engine_ids_fn fn, void *cookie)
+static void rest_set_storage_ids(struct rest_engine *e, engine_ids_fn fn,
+				 void *cookie)
 {
 	e->ids_fn = fn;
 	e->ids_cookie = cookie;
 }
 
-void engine_get_stats(struct engine *e, struct engine_stats *out)
+static void rest_get_stats(struct rest_engine *e, struct engine_stats *out)
 {
 	out->fallbacks = atomic_load(&e->st_fallbacks);
 	out->requests = atomic_load(&e->st_requests);
@@ -372,7 +377,7 @@ void engine_get_stats(struct engine *e, struct engine_stats *out)
  * otherwise -errno (-EAGAIN for an error status, -EFBIG for an answer over
  * engine_max_mb) with `why` saying what happened, URL redacted.
  */
-static int eng_get(struct engine *e, const char *base, const char *path,
+static int eng_get(struct rest_engine *e, const char *base, const char *path,
 		   int64_t deadline, struct http_resp *resp, char *why,
 		   size_t whysz)
 {
@@ -426,7 +431,7 @@ static int eng_get(struct engine *e, const char *base, const char *path,
 }
 
 /* Fetch one list (following pages when the answer is the paged form). */
-static int fetch_list(struct engine *e, const char *base, const char *path,
+static int fetch_list(struct rest_engine *e, const char *base, const char *path,
 		      bool running, int64_t deadline, json_t **root,
 		      struct engine_job **jobs, size_t *n, char *why,
 		      size_t whysz)
@@ -557,7 +562,7 @@ static int pick_err(int prev, int rc)
  * document; -ENOENT (the engine does not know the job); else -errno with
  * `why` set.  An answer about another job id is -EPROTO.
  */
-static int job_info_at(struct engine *e, const char *base, const char *id,
+static int job_info_at(struct rest_engine *e, const char *base, const char *id,
 		       int64_t deadline, struct engine_job *out, json_t **root,
 		       char *why, size_t whysz)
 {
@@ -591,7 +596,7 @@ out:
 }
 
 /* Per-URL budget: an equal share of what is left, at least a connect. */
-static int64_t url_deadline(struct engine *e, int64_t deadline,
+static int64_t url_deadline(struct rest_engine *e, int64_t deadline,
 			    size_t left_urls)
 {
 	int64_t now = eng_mono_ms(),
@@ -670,9 +675,10 @@ static bool listed(const struct engine_job *jobs, size_t n, const char *id)
  * the file).  0 (*partial tells whether a state list failed) or -errno
  * when this URL answered nothing usable at all.
  */
-static int fetch_fallback(struct engine *e, const char *base, int64_t deadline,
-			  json_t **rf, json_t **rx, struct engine_job **jobs,
-			  size_t *n, bool *partial, char *why, size_t whysz)
+static int fetch_fallback(struct rest_engine *e, const char *base,
+			  int64_t deadline, json_t **rf, json_t **rx,
+			  struct engine_job **jobs, size_t *n, bool *partial,
+			  char *why, size_t whysz)
 {
 	static const char *const states[] = {
 		"FINISHED",	  "CANCELED",	"FAILED",
@@ -779,7 +785,7 @@ static int fetch_fallback(struct engine *e, const char *base, int64_t deadline,
 }
 
 /* One fetch of both lists, failing over across the base URLs. */
-static struct engine_snap *do_fetch(struct engine *e)
+static struct engine_snap *do_fetch(struct rest_engine *e)
 {
 	struct engine_snap *s = calloc(1, sizeof(*s));
 	int64_t deadline;
@@ -896,7 +902,7 @@ static struct engine_snap *failed_snap(int err, const char *msg)
 }
 
 /* Fetch and install a new snapshot; e->fetching is set by the caller. */
-static void refresh(struct engine *e)
+static void refresh(struct rest_engine *e)
 {
 	struct engine_snap *s = do_fetch(e);
 
@@ -924,7 +930,7 @@ static void *refresh_thread(void *arg)
 	return NULL;
 }
 
-struct engine_snap *engine_jobs(struct engine *e, unsigned max_age_ms)
+static struct engine_snap *rest_jobs(struct rest_engine *e, unsigned max_age_ms)
 {
 	int64_t age = max_age_ms ? max_age_ms : e->ttl_ms;
 	int64_t wait_deadline = 0;
@@ -1028,7 +1034,8 @@ void engine_job_release(struct engine_job *j)
 	engine_job_clear(j);
 }
 
-int engine_job_info(struct engine *e, const char *id, struct engine_job *out)
+static int rest_job_info(struct rest_engine *e, const char *id,
+			 struct engine_job *out)
 {
 	int64_t deadline = eng_mono_ms() + e->timeout_ms;
 	size_t first = atomic_load(&e->preferred);
@@ -1081,7 +1088,7 @@ int engine_job_info(struct engine *e, const char *id, struct engine_job *out)
 
 /* The slot of `path`, or a free / least recently fetched idle one to
  * reuse (lock held).  NULL when every slot is busy fetching. */
-static struct raw_entry *raw_slot(struct engine *e, const char *path,
+static struct raw_entry *raw_slot(struct rest_engine *e, const char *path,
 				  bool *found)
 {
 	struct raw_entry *slot = NULL;
@@ -1123,7 +1130,8 @@ static const char *raw_base(const char *base, const char *path, char *buf,
 	return buf;
 }
 
-static int raw_fetch(struct engine *e, const char *path, struct http_resp *resp)
+static int raw_fetch(struct rest_engine *e, const char *path,
+		     struct http_resp *resp)
 {
 	int64_t deadline = eng_mono_ms() + e->timeout_ms;
 	size_t first = atomic_load(&e->preferred);
@@ -1158,7 +1166,11 @@ static int raw_fetch(struct engine *e, const char *path, struct http_resp *resp)
 	return err;
 }
 
-int engine_ckpt_monitor(struct engine *e, const char *id, struct buf *out)
+static int rest_get_raw(struct rest_engine *e, const char *path,
+			struct buf *out);
+
+static int rest_ckpt_monitor(struct rest_engine *e, const char *id,
+			     struct buf *out)
 {
 	char path[64];
 	int rc;
@@ -1169,7 +1181,7 @@ int engine_ckpt_monitor(struct engine *e, const char *id, struct buf *out)
 	    __atomic_load_n(&e->monitor_off_until_ms, __ATOMIC_RELAXED))
 		return -ENOTSUP;
 	buf_fmt(path, sizeof(path), "/jobs/checkpoints/%s", id);
-	rc = engine_get_raw(e, path, out);
+	rc = rest_get_raw(e, path, out);
 	if (rc && rc != -ENOMEM && rc != -EFBIG) {
 		__atomic_store_n(&e->monitor_off_until_ms,
 				 eng_mono_ms() + MONITOR_RETRY_MS,
@@ -1182,7 +1194,8 @@ int engine_ckpt_monitor(struct engine *e, const char *id, struct buf *out)
 	return rc;
 }
 
-int engine_get_raw(struct engine *e, const char *path, struct buf *out)
+static int rest_get_raw(struct rest_engine *e, const char *path,
+			struct buf *out)
 {
 	int64_t now = eng_mono_ms();
 	int64_t wait_deadline = now + e->timeout_ms + e->connect_ms + 100;
@@ -1291,4 +1304,93 @@ copy:
 	pthread_mutex_unlock(&e->lock);
 	atomic_fetch_add(&e->st_cache_hits, 1);
 	return rc;
+}
+
+/* ---- the seam (engine.h): the REST client's table, and the calls */
+
+static struct rest_engine *rest_of(struct engine *e)
+{
+	return (struct rest_engine *)e; /* base is the first member */
+}
+
+static struct engine_snap *op_jobs(struct engine *e, unsigned max_age_ms)
+{
+	return rest_jobs(rest_of(e), max_age_ms);
+}
+
+static int op_job_info(struct engine *e, const char *id, struct engine_job *out)
+{
+	return rest_job_info(rest_of(e), id, out);
+}
+
+static int op_get_raw(struct engine *e, const char *path, struct buf *out)
+{
+	return rest_get_raw(rest_of(e), path, out);
+}
+
+static int op_ckpt_monitor(struct engine *e, const char *id, struct buf *out)
+{
+	return rest_ckpt_monitor(rest_of(e), id, out);
+}
+
+static void op_get_stats(struct engine *e, struct engine_stats *out)
+{
+	rest_get_stats(rest_of(e), out);
+}
+
+static void op_set_storage_ids(struct engine *e, engine_ids_fn fn, void *cookie)
+{
+	rest_set_storage_ids(rest_of(e), fn, cookie);
+}
+
+static void op_free(struct engine *e)
+{
+	rest_free(rest_of(e));
+}
+
+static const struct engine_ops rest_ops = {
+	.name = "rest",
+	.jobs = op_jobs,
+	.job_info = op_job_info,
+	.get_raw = op_get_raw,
+	.ckpt_monitor = op_ckpt_monitor,
+	.get_stats = op_get_stats,
+	.set_storage_ids = op_set_storage_ids,
+	.free = op_free,
+};
+
+void engine_free(struct engine *e)
+{
+	if (e)
+		e->ops->free(e);
+}
+
+void engine_set_storage_ids(struct engine *e, engine_ids_fn fn, void *cookie)
+{
+	e->ops->set_storage_ids(e, fn, cookie);
+}
+
+struct engine_snap *engine_jobs(struct engine *e, unsigned max_age_ms)
+{
+	return e->ops->jobs(e, max_age_ms);
+}
+
+int engine_job_info(struct engine *e, const char *id, struct engine_job *out)
+{
+	return e->ops->job_info(e, id, out);
+}
+
+int engine_get_raw(struct engine *e, const char *path, struct buf *out)
+{
+	return e->ops->get_raw(e, path, out);
+}
+
+int engine_ckpt_monitor(struct engine *e, const char *id, struct buf *out)
+{
+	return e->ops->ckpt_monitor(e, id, out);
+}
+
+void engine_get_stats(struct engine *e, struct engine_stats *out)
+{
+	e->ops->get_stats(e, out);
 }

@@ -1,8 +1,16 @@
 /*
- * engine — the client of the SeaTunnel (Zeta) REST API v2.
+ * engine — what stfs asks the SeaTunnel (Zeta) engine, behind a seam.
  *
- * It answers "which jobs does the engine know, in which state" from two
- * list calls (/running-jobs and /finished-jobs), cached for
+ * `struct engine` is an interface: a table of operations (struct
+ * engine_ops) that the mount calls through engine_jobs(),
+ * engine_job_info(), engine_get_raw(), engine_ckpt_monitor() and
+ * engine_get_stats().  The daemon's implementation is the REST client
+ * below (engine_new); unit tests plug in a scripted one
+ * (tests/fakes/fake_engine.h).  An implementation embeds `struct engine`
+ * as its first member and sets `ops`.
+ *
+ * The REST client answers "which jobs does the engine know, in which state"
+ * from two list calls (/running-jobs and /finished-jobs), cached for
  * conf->engine_ttl_ms and shared by every thread, so that listing 2,000
  * jobs costs a handful of requests.  Concurrent callers wanting a refresh
  * wait for one fetch (single flight) instead of issuing their own.
@@ -114,10 +122,7 @@ struct engine_snap {
 };
 
 struct engine;
-
-/** Create a client for conf->engines. 0 or -ENOMEM/-EINVAL. */
-int engine_new(const struct stfs_conf *conf, struct engine **out);
-void engine_free(struct engine *e);
+struct engine_stats;
 
 /**
  * The ids of the jobs the caller has in storage, asked for during a
@@ -128,6 +133,34 @@ void engine_free(struct engine *e);
  * not call into the engine.
  */
 typedef int (*engine_ids_fn)(void *cookie, char ***ids, size_t *n);
+
+/*
+ * The seam.  Every operation has the contract of the engine_* function of
+ * the same name below; every one is mandatory.  Thread-safe: any FUSE
+ * worker calls them concurrently.
+ */
+struct engine_ops {
+	const char *name; /* "rest", "fake", ... */
+	struct engine_snap *(*jobs)(struct engine *e, unsigned max_age_ms);
+	int (*job_info)(struct engine *e, const char *id,
+			struct engine_job *out);
+	int (*get_raw)(struct engine *e, const char *path, struct buf *out);
+	int (*ckpt_monitor)(struct engine *e, const char *id, struct buf *out);
+	void (*get_stats)(struct engine *e, struct engine_stats *out);
+	void (*set_storage_ids)(struct engine *e, engine_ids_fn fn,
+				void *cookie);
+	void (*free)(struct engine *e);
+};
+
+struct engine {
+	const struct engine_ops *ops;
+};
+
+/** Create the REST client for conf->engines. 0 or -ENOMEM/-EINVAL. */
+int engine_new(const struct stfs_conf *conf, struct engine **out);
+/** Free any implementation (NULL is fine). */
+void engine_free(struct engine *e);
+
 /** Install the storage-ids callback (before the first engine_jobs()). */
 void engine_set_storage_ids(struct engine *e, engine_ids_fn fn, void *cookie);
 

@@ -51,14 +51,11 @@ void stfs_release(struct stfs *fs)
 	fs->rel = NULL;
 	audit_close(fs->audit);
 	fs->audit = NULL;
-	if (fs->engine)
-		engine_free(fs->engine);
+	engine_free(fs->engine);
 	fs->engine = NULL;
 	be_close(fs->ckpt);
 	be_close(fs->imap);
 	fs->ckpt = fs->imap = NULL;
-	engine_snap_put(fs->test_snap);
-	fs->test_snap = NULL;
 	pthread_mutex_destroy(&fs->cat_lock);
 	pthread_cond_destroy(&fs->cat_cond);
 }
@@ -182,10 +179,6 @@ struct engine_snap *stfs_engine(struct stfs *fs, unsigned max_age_ms)
 {
 	struct engine_snap *s;
 
-	if (fs->test_snap) {
-		__atomic_add_fetch(&fs->test_snap->refs, 1, __ATOMIC_RELAXED);
-		return fs->test_snap;
-	}
 	if (fs->engine)
 		return engine_jobs(fs->engine, max_age_ms);
 	s = calloc(1, sizeof(*s));

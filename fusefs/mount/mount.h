@@ -3,8 +3,9 @@
  *
  * One `struct stfs` exists per mount (fuse_get_context()->private_data).
  * Its sources are the checkpoint backend (`ckpt`), the optional IMap
- * backend (`imap`) and the engine client (`engine`, NULL in tests that run
- * "engine down").  What was read from them is cached here:
+ * backend (`imap`) and the engine (`engine`, behind the seam of engine.h:
+ * the REST client, or a fake in unit tests).  What was read from them is cached
+ * here:
  *
  *   - the catalog of the checkpoint namespace, rebuilt at most every
  *     conf.storage_ttl_ms by one thread while the others keep using the
@@ -51,12 +52,10 @@ struct stfs_counters {
 struct stfs {
 	struct stfs_conf conf;
 	struct backend *ckpt;
-	struct backend *imap;  /* NULL when imap= could not be opened */
-	struct engine *engine; /* NULL: engine unreachable by design (tests) */
-	struct engine_snap *test_snap; /* tests: used instead of the engine */
-	/* tests: answers delete.c's /job-info/<id> (0, -ENOENT, -errno) */
-	int (*test_job_info)(struct stfs *fs, const char *id,
-			     struct engine_job *out);
+	struct backend *imap; /* NULL when imap= could not be opened */
+	/* the engine seam (engine.h): the REST client, or a fake in tests;
+	 * NULL: no engine to ask (every answer is "unknown") */
+	struct engine *engine;
 
 	pthread_mutex_t cat_lock;
 	pthread_cond_t cat_cond;

@@ -275,24 +275,9 @@ static int ask_engine(struct stfs *fs, const char *id, int *state,
 	int rc;
 
 	memset(&ej, 0, sizeof(ej));
-	if (fs->test_job_info) {
-		rc = fs->test_job_info(fs, id, &ej);
-	} else if (fs->test_snap) {
-		const struct engine_job *j;
-
-		if (fs->test_snap->err)
-			return fs->test_snap->err;
-		j = engine_snap_find(fs->test_snap, id);
-		if (!j)
-			return -ENOENT;
-		*state = j->state;
-		*finish_s = j->finish_s;
-		return 0;
-	} else if (fs->engine) {
-		rc = engine_job_info(fs->engine, id, &ej);
-	} else {
+	if (!fs->engine)
 		return -ENOTCONN;
-	}
+	rc = engine_job_info(fs->engine, id, &ej);
 	if (rc == 0) {
 		*state = ej.state;
 		*finish_s = ej.finish_s;

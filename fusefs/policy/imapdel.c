@@ -55,7 +55,7 @@ enum region_engine imapdel_engine(struct stfs *fs, unsigned max_age_ms)
 	struct engine_snap *snap;
 	enum region_engine e;
 
-	if (!fs->engine && !fs->test_snap)
+	if (!fs->engine)
 		return RE_UNKNOWN; /* nobody to ask */
 	snap = stfs_engine(fs, max_age_ms ? max_age_ms : 1);
 	if (!snap)

@@ -1,7 +1,8 @@
 /*
  * test_delete — the deletion path (fusefs/policy/delete.c) over the in-memory
- * fake backend, with the engine's /job-info answer injected
- * (stfs.test_job_info) and read errors injected into the fake: unknown
+ * fake backend and the fake engine (tests/fakes/fake_engine.h: the engine's
+ * /job-info answers scripted), with read errors injected into the fake
+ * backend: unknown
  * checkpoint types are protected and never cached, the session's ghost does not
  * decide, a release covers only the run it released, each layout keeps its
  * restore point, CANCELED jobs are protected like FAILED ones, a young job the
@@ -26,6 +27,7 @@
 #include "model/ckinfo.h"
 #include "policy/delete.h"
 #include "fakes/fake_backend.h"
+#include "fakes/fake_engine.h"
 #include "fakes/testutil.h"
 #include "model/protostuff.h"
 #include "policy/release.h"
@@ -38,24 +40,12 @@
 #define SP   "555/2000-2-1-2.ser"		/* real-layout savepoint */
 #define RP   "555/3000-3-1-3.ser"		/* the restore point */
 
-/* what the fake engine answers for JOB */
+/* what the fake engine answers for JOB (pushed before every call) */
 static struct {
 	int rc; /* 0, -ENOENT, or another -errno */
 	int state;
 	int64_t finish_s;
 } eng;
-
-static int fake_job_info(struct stfs *fs, const char *id,
-			 struct engine_job *out)
-{
-	(void)fs;
-	(void)id;
-	if (eng.rc)
-		return eng.rc;
-	out->state = eng.state;
-	out->finish_s = eng.finish_s;
-	return 0;
-}
 
 struct fx {
 	struct stfs fs;
@@ -64,15 +54,6 @@ struct fx {
 	char *ckpt_bytes, *sp_bytes;
 	size_t ckpt_len, sp_len;
 };
-
-static struct engine_snap *empty_snap(void)
-{
-	struct engine_snap *s = calloc(1, sizeof(*s));
-
-	assert_non_null(s);
-	s->refs = 1;
-	return s;
-}
 
 static int setup(void **st)
 {
@@ -86,8 +67,7 @@ static int setup(void **st)
 	assert_int_equal(stfs_init(&f->fs), 0);
 	assert_int_equal(fake_be_open(&f->be), 0);
 	f->fs.ckpt = f->be;
-	f->fs.test_snap = empty_snap();
-	f->fs.test_job_info = fake_job_info;
+	assert_int_equal(fake_engine_new(&f->fs.engine), 0);
 	snprintf(f->dir, sizeof(f->dir), "/tmp/stfs-tdel-XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
 	assert_int_equal(release_open(f->dir, "fake://", &f->fs.rel), 0);
@@ -128,6 +108,14 @@ static int teardown(void **st)
 
 static const struct caller root = {.uid = 0, .pid = 1};
 
+/* script JOB's /job-info answer from `eng` */
+static void push(struct fx *f)
+{
+	assert_int_equal(fake_engine_set_info(f->fs.engine, JOB, eng.rc,
+					      eng.state, eng.finish_s),
+			 0);
+}
+
 /*
  * decision_age=0 still reuses a decision made within the same millisecond:
  * every call below waits 2 ms first, so each decides on a fresh answer.
@@ -135,24 +123,28 @@ static const struct caller root = {.uid = 0, .pid = 1};
 static int assess(struct fx *f, struct delete_assessment *a)
 {
 	tu_sleep_ms(2);
+	push(f);
 	return delete_assess(&f->fs, JOB, true, a);
 }
 
 static int release(struct fx *f, bool rel)
 {
 	tu_sleep_ms(2);
+	push(f);
 	return delete_release(&f->fs, &root, "/jobs/" JOB, rel);
 }
 
 static int unlink_path(struct fx *f, const char *path)
 {
 	tu_sleep_ms(2);
+	push(f);
 	return delete_unlink(&f->fs, &root, path);
 }
 
 static int rmdir_path(struct fx *f, const char *path)
 {
 	tu_sleep_ms(2);
+	push(f);
 	return delete_rmdir(&f->fs, &root, path);
 }
 

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "fakes/fake_backend.h"
+#include "fakes/fake_engine.h"
 #include "view/render.h"
 #include "mount/mount.h"
 #include "view/tree.h"
@@ -37,13 +38,10 @@ struct fixture {
 static int setup_err(void **state, int engine_err)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	struct engine_snap *s = calloc(1, sizeof(*s));
 	struct backend *be;
-	char msg[128];
-	long total;
+	struct engine *e;
 
 	assert_non_null(f);
-	assert_non_null(s);
 	assert_int_equal(conf_init_defaults(&f->fs.conf), 0);
 	free(f->fs.conf.state_dir);
 	f->fs.conf.state_dir = NULL;
@@ -54,19 +52,17 @@ static int setup_err(void **state, int engine_err)
 	assert_int_equal(fake_be_add_str(be, "7/1000-1-1-1.ser", "x", OLD_NS),
 			 0);
 	f->fs.ckpt = be;
-	s->refs = 1;
-	s->err = engine_err;
-	s->data_ms = 1741356340000;
-	if (engine_err)
-		snprintf(s->errmsg, sizeof(s->errmsg),
-			 "engine said: bad\n\x1b[31mthing");
-	assert_int_equal(engine_parse_job_list(engine_json, strlen(engine_json),
-					       false, &s->root_finished,
-					       &s->jobs, &s->n_jobs, &total,
-					       msg, sizeof(msg)),
-			 0);
-	assert_int_equal(s->n_jobs, 3);
-	f->fs.test_snap = s;
+	assert_int_equal(fake_engine_new(&e), 0);
+	assert_int_equal(fake_engine_add_json(e, engine_json, false), 0);
+	fake_engine_set_data_ms(e, 1741356340000);
+	if (engine_err) {
+		/* the lists fail (the last jobs known stay), and so does
+		 * /job-info */
+		fake_engine_set_list_err(e, engine_err,
+					 "engine said: bad\n\x1b[31mthing");
+		fake_engine_fail(e, FENG_JOB_INFO, engine_err);
+	}
+	f->fs.engine = e;
 	view_open(&f->fs, &f->v);
 	*state = f;
 	return 0;

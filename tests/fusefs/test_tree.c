@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "fakes/fake_backend.h"
+#include "fakes/fake_engine.h"
 #include "util/jobid.h"
 #include "view/render.h"
 #include "mount/mount.h"
@@ -40,23 +41,20 @@ struct fixture {
 	struct view v;
 };
 
-static struct engine_snap *make_snap(int err)
+/* the engine knows engine_json's jobs; with `err`, its lists fail (the
+ * last jobs known stay) and so does /job-info */
+static struct engine *make_engine(int err)
 {
-	struct engine_snap *s = calloc(1, sizeof(*s));
-	char msg[128];
-	long total;
+	struct engine *e;
 
-	assert_non_null(s);
-	s->refs = 1;
-	s->err = err;
-	s->data_ms = 1741356340000;
-	assert_int_equal(engine_parse_job_list(engine_json, strlen(engine_json),
-					       false, &s->root_finished,
-					       &s->jobs, &s->n_jobs, &total,
-					       msg, sizeof(msg)),
-			 0);
-	assert_int_equal(s->n_jobs, 3);
-	return s;
+	assert_int_equal(fake_engine_new(&e), 0);
+	assert_int_equal(fake_engine_add_json(e, engine_json, false), 0);
+	fake_engine_set_data_ms(e, 1741356340000);
+	if (err) {
+		fake_engine_set_list_err(e, err, "");
+		fake_engine_fail(e, FENG_JOB_INFO, err);
+	}
+	return e;
 }
 
 static void add(struct backend *be, const char *key, int64_t mtime_ns)
@@ -88,7 +86,7 @@ static struct fixture *setup_with(int engine_err)
 	/* job 300: storage only, old: an orphan */
 	add(be, "300/1000-1-1-1.ser", OLD_NS);
 	f->fs.ckpt = be;
-	f->fs.test_snap = make_snap(engine_err);
+	f->fs.engine = make_engine(engine_err);
 	view_open(&f->fs, &f->v);
 	return f;
 }
