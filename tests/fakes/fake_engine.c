@@ -83,8 +83,7 @@ static json_t *job_obj(const char *id, int state, int64_t finish_s)
 	snprintf(name, sizeof(name), "job-%s", id);
 	json_object_set_new(o, "jobId", json_string(id));
 	json_object_set_new(o, "jobName", json_string(name));
-	json_object_set_new(o, "jobStatus",
-			    json_string(job_state_name(state)));
+	json_object_set_new(o, "jobStatus", json_string(job_state_name(state)));
 	if (finish_s > 0) {
 		time_t t = (time_t)finish_s;
 		struct tm tm;
@@ -128,16 +127,16 @@ static json_t *list_find(struct fake_engine *f, const char *id, bool *running)
 	size_t i;
 	json_t *o;
 
-	json_array_foreach(f->running, i, o) if (obj_is(o, id))
-	{
-		*running = true;
-		return o;
-	}
-	json_array_foreach(f->finished, i, o) if (obj_is(o, id))
-	{
-		*running = false;
-		return o;
-	}
+	json_array_foreach (f->running, i, o)
+		if (obj_is(o, id)) {
+			*running = true;
+			return o;
+		}
+	json_array_foreach (f->finished, i, o)
+		if (obj_is(o, id)) {
+			*running = false;
+			return o;
+		}
 	return NULL;
 }
 
@@ -170,8 +169,7 @@ static int snap_add(struct engine_snap *s, json_t *root, bool running)
 	size_t i;
 	json_t *o;
 
-	json_array_foreach(root, i, o)
-	{
+	json_array_foreach (root, i, o) {
 		struct engine_job *v =
 			realloc(s->jobs, (s->n_jobs + 1) * sizeof(*v));
 
@@ -215,8 +213,7 @@ static struct engine_snap *fe_jobs(struct engine *e, unsigned max_age_ms)
 	return s;
 }
 
-static int fe_job_info(struct engine *e, const char *id,
-		       struct engine_job *out)
+static int fe_job_info(struct engine *e, const char *id, struct engine_job *out)
 {
 	struct fake_engine *f = fe_of(e);
 	json_t *obj = NULL;
@@ -306,8 +303,7 @@ static void fe_get_stats(struct engine *e, struct engine_stats *out)
 	pthread_mutex_unlock(&f->lock);
 }
 
-static void fe_set_storage_ids(struct engine *e, engine_ids_fn fn,
-			       void *cookie)
+static void fe_set_storage_ids(struct engine *e, engine_ids_fn fn, void *cookie)
 {
 	struct fake_engine *f = fe_of(e);
 

@@ -30,7 +30,10 @@
 #include "fakes/fake_engine.h"
 #include "fakes/testutil.h"
 #include "model/protostuff.h"
+#include "policy/audit.h"
 #include "policy/release.h"
+#include "policy/rules.h"
+#include "view/tree.h"
 #include "mount/mount.h"
 
 #define FIX  "tests/fixtures/protostuff/"
@@ -68,6 +71,8 @@ static int setup(void **st)
 	assert_int_equal(fake_be_open(&f->be), 0);
 	f->fs.ckpt = f->be;
 	assert_int_equal(fake_engine_new(&f->fs.engine), 0);
+	assert_int_equal(audit_open(NULL, 1 << 16, &f->fs.audit), 0);
+	audit_set_syslog(f->fs.audit, false);
 	snprintf(f->dir, sizeof(f->dir), "/tmp/stfs-tdel-XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
 	assert_int_equal(release_open(f->dir, "fake://", &f->fs.rel), 0);
@@ -391,6 +396,613 @@ static void test_assess_matches_unlink(void **st)
 	}
 }
 
+/* ---- helpers of the cases below */
+
+static const struct caller user = {.uid = 4242, .gid = 4242, .pid = 1};
+
+#define DOC_SP	    "savepoint/555/1700/1/task-0/state-data" /* documented */
+#define TMP	    "555/4000-4-1-4.sertmp"		     /* in flight */
+#define STRAY	    "555/readme.txt"
+#define DOC_SP_PATH "/jobs/" JOB "/savepoints/1700/1/task-0/state-data"
+
+/* how many objects job 555 has in the fake store */
+static size_t job_objects(struct fx *f)
+{
+	static const char *const keys[] = {CKPT, SP, RP, DOC_SP, TMP, STRAY};
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++)
+		n += fake_be_has(f->be, keys[i]);
+	return n;
+}
+
+/* the audit ring holds a record with every one of the key=value pairs */
+static bool audited(struct fx *f, const char *a, const char *b)
+{
+	struct buf out;
+	bool found = false;
+	char *line, *save = NULL;
+
+	buf_init(&out, BUF_DEFAULT_MAX);
+	assert_int_equal(audit_snapshot(f->fs.audit, &out), 0);
+	for (line = strtok_r(out.data, "\n", &save); line && !found;
+	     line = strtok_r(NULL, "\n", &save))
+		found = strstr(line, a) && (!b || strstr(line, b));
+	buf_release(&out);
+	return found;
+}
+
+static void add_extra(struct fx *f)
+{
+	assert_int_equal(fake_be_add_str(f->be, DOC_SP, "sp", OLD), 0);
+	assert_int_equal(fake_be_add_str(f->be, TMP, "tmp", OLD), 0);
+	assert_int_equal(fake_be_add_str(f->be, STRAY, "?", OLD), 0);
+}
+
+/*
+ * `rm -r /jobs/555` as rm walks it: list a directory, unlink its files,
+ * descend into its directories, then rmdir it.  Paths resolve as the FUSE
+ * layer resolves them (fusefs/ops.c): against the current catalog, and
+ * while a session is recent against its ghost for emptied directories.
+ * Counts the calls that failed in *fails; returns the first errno.
+ */
+struct walk {
+	char names[64][256];
+	bool dir[64];
+	size_t n;
+};
+
+static int walk_fill(void *cookie, const char *name, const struct stat *st)
+{
+	struct walk *w = cookie;
+
+	if (w->n < 64) {
+		snprintf(w->names[w->n], sizeof(w->names[0]), "%s", name);
+		w->dir[w->n++] = S_ISDIR(st->st_mode);
+	}
+	return 0;
+}
+
+static int resolve_like_ops(struct view *v, const char *path, struct node *n)
+{
+	int rc = tree_resolve(v, path, n);
+	struct catalog *g;
+
+	if (rc == -ENOENT && (g = delete_ghost(v->fs, path))) {
+		catalog_put(v->cat);
+		v->cat = g;
+		rc = tree_resolve(v, path, n);
+		if (rc == 0 && n->kind == ND_OBJ &&
+		    delete_is_removed(v->fs, n->obj->key))
+			rc = -ENOENT;
+	}
+	return rc;
+}
+
+static int rm_r(struct fx *f, const char *path, int *fails)
+{
+	struct view v;
+	struct node *n = calloc(1, sizeof(*n));
+	struct walk *w = calloc(1, sizeof(*w));
+	int first = 0, rc;
+
+	assert_non_null(n);
+	assert_non_null(w);
+	view_open(&f->fs, &v);
+	rc = resolve_like_ops(&v, path, n);
+	if (rc == 0)
+		rc = tree_list(&v, path, n, walk_fill, w);
+	view_close(&v);
+	if (rc)
+		goto out;
+	for (size_t i = 0; i < w->n; i++) {
+		char child[1024];
+		int r;
+
+		snprintf(child, sizeof(child), "%s/%s", path, w->names[i]);
+		if (w->dir[i]) {
+			r = rm_r(f, child, fails);
+		} else {
+			r = unlink_path(f, child);
+			*fails += r != 0;
+		}
+		if (r && !first)
+			first = r;
+	}
+	rc = rmdir_path(f, path);
+	*fails += rc != 0;
+out:
+	free(n);
+	free(w);
+	return first ? first : rc;
+}
+
+/* ---- R1-R6 and their order */
+
+/* Each rule in the contract's order R5 > R4 > R3 > R1 > R6 > R2: with all
+ * of them refusing, lift them one by one; the errno and the audited rule
+ * are those of the first that still refuses, and nothing goes until all
+ * allow. */
+static void test_rule_order(void **st)
+{
+	struct fx *f = *st;
+	struct delete_assessment a;
+	size_t before;
+
+	add_extra(f);
+	before = job_objects(f);
+	f->fs.conf.ro = true;
+	eng.state = JS_RUNNING;
+	fake_engine_fail(f->fs.engine, FENG_JOB_INFO, -EAGAIN);
+	tu_sleep_ms(2);
+	assert_int_equal(delete_unlink(&f->fs, &user,
+				       "/jobs/" JOB "/pipelines/1/checkpoints/"
+				       "1/1000-1-1-1.ser"),
+			 -EROFS);
+	assert_true(audited(f, "rule=R5", "errno=EROFS"));
+	f->fs.conf.ro = false;
+	tu_sleep_ms(2);
+	assert_int_equal(delete_unlink(&f->fs, &user,
+				       "/jobs/" JOB "/pipelines/1/checkpoints/"
+				       "1/1000-1-1-1.ser"),
+			 -EACCES);
+	assert_true(audited(f, "rule=R4", "errno=EACCES"));
+	assert_int_equal(fake_engine_calls(f->fs.engine, FENG_JOB_INFO), 0);
+	assert_int_equal(rm(f, CKPT), -EAGAIN); /* R3: root, engine down */
+	assert_true(audited(f, "rule=R3", "errno=EAGAIN"));
+	assert_true(fake_engine_calls(f->fs.engine, FENG_JOB_INFO) > 0);
+	assert_int_equal(assess(f, &a), 0);
+	assert_string_equal(a.verdict.rule, "R3");
+	fake_engine_fail(f->fs.engine, FENG_JOB_INFO, 0);
+	assert_int_equal(rm(f, CKPT), -EBUSY); /* R1: RUNNING */
+	assert_true(audited(f, "rule=R1", "state=RUNNING"));
+	/* R6 is shadowed by R1 for a live job: its .sertmp is R1 too */
+	assert_int_equal(rm(f, TMP), -EBUSY);
+	assert_int_equal(assess(f, &a), 0);
+	assert_string_equal(a.verdict.rule, "R1");
+	assert_string_equal(a.res[OC_INFLIGHT].rule, "R1");
+	assert_int_equal(job_objects(f), before); /* nothing went */
+	/* dead, unreleased: R2 on the restore point and the savepoints */
+	eng.state = JS_FAILED;
+	assert_int_equal(rm(f, RP), -EPERM);
+	assert_true(audited(f, "rule=R2", "errno=EPERM"));
+	assert_int_equal(unlink_path(f, DOC_SP_PATH), -EPERM);
+	assert_int_equal(job_objects(f), before);
+	assert_int_equal(assess(f, &a), 0);
+	assert_int_equal(a.verdict.err, EPERM);
+	assert_string_equal(a.verdict.rule, "R2");
+	/* the rest may go: superseded, in flight of a dead job, stray */
+	assert_int_equal(rm(f, CKPT), 0);
+	assert_int_equal(rm(f, TMP), 0);
+	assert_int_equal(unlink_path(f, "/jobs/" JOB "/other/readme.txt"), 0);
+	assert_false(fake_be_has(f->be, CKPT));
+	assert_false(fake_be_has(f->be, TMP));
+	assert_false(fake_be_has(f->be, STRAY));
+	assert_true(fake_be_has(f->be, RP));
+	assert_true(fake_be_has(f->be, SP));
+	assert_true(fake_be_has(f->be, DOC_SP));
+	assert_true(audited(f, "outcome=allowed", "object=555/1000-1-1-1.ser"));
+	/* release obeys R5, R4, R3, R1 in the same order */
+	f->fs.conf.ro = true;
+	assert_int_equal(release(f, true), -EROFS);
+	f->fs.conf.ro = false;
+	tu_sleep_ms(2);
+	assert_int_equal(
+		delete_release(&f->fs, &user, "/jobs/" JOB "/restore", true),
+		-EACCES);
+	eng.state = JS_RUNNING;
+	assert_int_equal(release(f, true), -EBUSY);
+	assert_false(release_is_released(f->fs.rel, JOB));
+}
+
+/* R6: an in-flight .sertmp goes once the job is dead (an orphan too). */
+static void test_inflight_of_dead_job(void **st)
+{
+	struct fx *f = *st;
+
+	add_extra(f);
+	eng.state = JS_CANCELED;
+	assert_int_equal(rm(f, TMP), 0);
+	assert_false(fake_be_has(f->be, TMP));
+	assert_int_equal(fake_be_add_str(f->be, TMP, "tmp", OLD), 0);
+	eng.rc = -ENOENT; /* an old orphan */
+	assert_int_equal(rm(f, TMP), 0);
+	assert_false(fake_be_has(f->be, TMP));
+}
+
+/* ---- the engine down: EAGAIN and nothing deleted */
+
+static void test_engine_down_deletes_nothing(void **st)
+{
+	struct fx *f = *st;
+	static const int errs[] = {-EAGAIN, -ETIMEDOUT, -EIO, -EPROTO};
+	struct delete_assessment a;
+	size_t before;
+	int fails;
+
+	add_extra(f);
+	before = job_objects(f);
+	assert_int_equal(release(f, true), 0); /* even released */
+	for (size_t e = 0; e < sizeof(errs) / sizeof(*errs); e++) {
+		eng.rc = errs[e];
+		assert_int_equal(rm(f, CKPT), -EAGAIN);
+		assert_int_equal(rm(f, RP), -EAGAIN);
+		assert_int_equal(rm(f, SP), -EAGAIN);
+		assert_int_equal(rm(f, TMP), -EAGAIN);
+		fails = 0;
+		assert_int_equal(rm_r(f, "/jobs/" JOB, &fails), -EAGAIN);
+		assert_true(fails > 5);
+		assert_int_equal(job_objects(f), before);
+		assert_int_equal(assess(f, &a), 0);
+		assert_int_equal(a.verdict.err, EAGAIN);
+		assert_string_equal(a.verdict.rule, "R3");
+		/* releasing needs an answer; protecting is always safe */
+		assert_int_equal(release(f, true), -EAGAIN);
+	}
+	assert_int_equal(release(f, false), 0);
+	assert_false(release_is_released(f->fs.rel, JOB));
+	/* failures injected into the engine itself, not its answer */
+	eng.rc = 0;
+	fake_engine_clear_info(f->fs.engine);
+	fake_engine_fail(f->fs.engine, FENG_JOB_INFO, -ETIMEDOUT);
+	tu_sleep_ms(2);
+	assert_int_equal(delete_unlink(&f->fs, &root,
+				       "/jobs/" JOB "/pipelines/1/checkpoints/"
+				       "1/1000-1-1-1.ser"),
+			 -EAGAIN);
+	/* no engine at all */
+	engine_free(f->fs.engine);
+	f->fs.engine = NULL;
+	tu_sleep_ms(2);
+	assert_int_equal(delete_unlink(&f->fs, &root,
+				       "/jobs/" JOB "/pipelines/1/checkpoints/"
+				       "1/1000-1-1-1.ser"),
+			 -EAGAIN);
+	assert_int_equal(job_objects(f), before);
+}
+
+/* The job's storage cannot be listed: R3, nothing deleted, and
+ * `deletable` says so. */
+static void test_storage_down_deletes_nothing(void **st)
+{
+	struct fx *f = *st;
+	struct delete_assessment a;
+
+	assert_int_equal(fake_be_fail(f->be, FAKE_LIST, NULL, -EIO), 0);
+	assert_int_equal(rm(f, CKPT), -EAGAIN);
+	assert_true(audited(f, "rule=R3", "op=unlink"));
+	assert_int_equal(release(f, true), -EAGAIN);
+	assert_int_equal(assess(f, &a), -EIO);
+	assert_int_equal(a.verdict.err, EAGAIN);
+	assert_string_equal(a.verdict.rule, "R3");
+	assert_non_null(strstr(a.verdict.reason, "cannot be listed"));
+	fake_be_clear_faults(f->be);
+	assert_true(fake_be_has(f->be, CKPT));
+	assert_int_equal(fake_be_count(f->be), 3);
+}
+
+/* ---- sessions of rm -r */
+
+/* A released FAILED job: rm -r removes every object (real layout,
+ * documented savepoint, in flight, stray), unlinks the pseudo-files as
+ * views, rmdirs every emptied directory and exits 0. */
+static void test_rm_r_released_job(void **st)
+{
+	struct fx *f = *st;
+	int fails = 0;
+
+	add_extra(f);
+	assert_int_equal(release(f, true), 0);
+	assert_int_equal(rm_r(f, "/jobs/" JOB, &fails), 0);
+	assert_int_equal(fails, 0);
+	assert_int_equal(job_objects(f), 0);
+	assert_int_equal(fake_be_count(f->be), 0);
+	assert_true(fake_be_calls(f->be, FAKE_RMDIR) > 0); /* pruned */
+	assert_true(audited(f, "op=rmdir", "path=/jobs/555 "));
+}
+
+/* rm -r of an unreleased FAILED job: the superseded and stray objects go,
+ * the restore point and the savepoints stay (EPERM), their directories are
+ * not empty; released afterwards, a second rm -r takes the rest. */
+static void test_rm_r_unreleased_then_released(void **st)
+{
+	struct fx *f = *st;
+	int fails = 0;
+
+	add_extra(f);
+	assert_int_equal(rm_r(f, "/jobs/" JOB, &fails), -EPERM);
+	assert_true(fails > 0);
+	assert_false(fake_be_has(f->be, CKPT));
+	assert_false(fake_be_has(f->be, TMP));
+	assert_false(fake_be_has(f->be, STRAY));
+	assert_true(fake_be_has(f->be, RP));
+	assert_true(fake_be_has(f->be, SP));
+	assert_true(fake_be_has(f->be, DOC_SP));
+	assert_int_equal(rmdir_path(f, "/jobs/" JOB), -ENOTEMPTY);
+	assert_int_equal(rmdir_path(f, "/jobs/" JOB "/savepoints"), -ENOTEMPTY);
+	assert_int_equal(rmdir_path(f, "/jobs/" JOB "/pipelines/1"),
+			 -ENOTEMPTY);
+	assert_true(audited(f, "outcome=refused", "errno=ENOTEMPTY"));
+	assert_int_equal(release(f, true), 0);
+	fails = 0;
+	assert_int_equal(rm_r(f, "/jobs/" JOB, &fails), 0);
+	assert_int_equal(fails, 0);
+	assert_int_equal(fake_be_count(f->be), 0);
+}
+
+/* A CANCELED job the engine no longer knows (an old orphan) needs a
+ * release too: R2 names every dead state but FINISHED. */
+static void test_rm_r_orphan(void **st)
+{
+	struct fx *f = *st;
+	struct delete_assessment a;
+	int fails = 0;
+
+	eng.rc = -ENOENT;
+	assert_int_equal(assess(f, &a), 0);
+	assert_int_equal(a.state, JS_ORPHAN);
+	assert_int_equal(rm_r(f, "/jobs/" JOB, &fails), -EPERM);
+	assert_true(fake_be_has(f->be, RP));
+	assert_true(fake_be_has(f->be, SP));
+	assert_false(fake_be_has(f->be, CKPT));
+	assert_int_equal(release(f, true), 0);
+	assert_int_equal(rm_r(f, "/jobs/" JOB, &fails), 0);
+	assert_int_equal(fake_be_count(f->be), 0);
+}
+
+/* Unlink and rmdir of the wrong kind of node, outside /jobs, twice. */
+static void test_unlink_rmdir_edges(void **st)
+{
+	struct fx *f = *st;
+
+	eng.state = JS_FINISHED;
+	assert_int_equal(unlink_path(f, "/jobs/" JOB "/pipelines"), -EISDIR);
+	assert_int_equal(rmdir_path(f, "/jobs/" JOB "/status"), -ENOTDIR);
+	assert_int_equal(unlink_path(f, "/stfs/stats"), -EROFS);
+	assert_int_equal(unlink_path(f, "/jobs/x1"), -EROFS);
+	assert_int_equal(unlink_path(f, "/jobs/" JOB "/nope"), -ENOENT);
+	assert_int_equal(
+		rmdir_path(f, "/jobs/" JOB "/pipelines/1/checkpoints/1"),
+		-ENOTEMPTY);
+	/* a store that fails the remove: the errno, the object stays */
+	assert_int_equal(fake_be_fail(f->be, FAKE_REMOVE, CKPT, -EIO), 0);
+	assert_int_equal(rm(f, CKPT), -EIO);
+	assert_true(fake_be_has(f->be, CKPT));
+	assert_true(audited(f, "errno=EIO", "object=555/1000-1-1-1.ser"));
+	/* gone from the store meanwhile: what rm wanted */
+	assert_int_equal(fake_be_fail(f->be, FAKE_REMOVE, CKPT, -ENOENT), 0);
+	assert_int_equal(rm(f, CKPT), 0);
+	fake_be_clear_faults(f->be);
+	assert_int_equal(rm(f, RP), 0);
+	/* removed in this session: a second unlink is ENOENT */
+	assert_int_equal(rm(f, RP), -ENOENT);
+	assert_false(fake_be_has(f->be, RP));
+	/* no release store: the control is read-only */
+	release_close(f->fs.rel);
+	f->fs.rel = NULL;
+	assert_int_equal(release(f, true), -EROFS);
+}
+
+/* ---- voiding of releases */
+
+static void test_release_voided_when_seen_running(void **st)
+{
+	struct fx *f = *st;
+	int64_t t;
+
+	assert_int_equal(release(f, true), 0);
+	assert_true(release_is_released(f->fs.rel, JOB));
+	/* an answer older than the release says nothing about it */
+	t = release_time_ms(f->fs.rel, JOB);
+	delete_void_release(&f->fs, JOB, JS_RUNNING, t - 1000);
+	assert_true(release_is_released(f->fs.rel, JOB));
+	/* the engine restored the job (-r): the fresh answer voids it */
+	eng.state = JS_RUNNING;
+	assert_int_equal(rm(f, RP), -EBUSY);
+	assert_false(release_is_released(f->fs.rel, JOB));
+	assert_true(audited(f, "op=void", "rule=R2"));
+	/* it failed again: protected, though it had been released */
+	eng.state = JS_FAILED;
+	assert_int_equal(rm(f, RP), -EPERM);
+	assert_int_equal(rm(f, SP), -EPERM);
+	assert_true(fake_be_has(f->be, RP));
+	assert_true(fake_be_has(f->be, SP));
+	/* the same through delete_void_release with a newer answer */
+	assert_int_equal(release(f, true), 0);
+	delete_void_release(&f->fs, JOB, JS_RUNNING, now_ms() + 1000);
+	assert_false(release_is_released(f->fs.rel, JOB));
+	assert_int_equal(rm(f, RP), -EPERM);
+	assert_true(fake_be_has(f->be, RP));
+}
+
+/* ---- real-layout savepoints */
+
+/* R2 for a real-layout savepoint (real protostuff bytes, type SAVEPOINT
+ * read from its header) in every dead state: protected unless released,
+ * except in FINISHED, whose savepoints the engine deletes itself.  The
+ * header is read only where the type can change the verdict. */
+static void test_real_savepoint_by_state(void **st)
+{
+	struct fx *f = *st;
+	static const int dead[] = {JS_FAILED,	      JS_CANCELED,
+				   JS_SAVEPOINT_DONE, JS_UNKNOWABLE,
+				   JS_FINISHED,	      JS_ORPHAN};
+
+	for (size_t s = 0; s < sizeof(dead) / sizeof(*dead); s++) {
+		bool finished = dead[s] == JS_FINISHED;
+		unsigned reads;
+
+		eng.rc = dead[s] == JS_ORPHAN ? -ENOENT : 0;
+		eng.state = dead[s];
+		/* a fresh type cache each round: the read is counted */
+		ckinfo_free(f->fs.ck);
+		f->fs.ck = ckinfo_new();
+		assert_non_null(f->fs.ck);
+		reads = fake_be_calls(f->be, FAKE_READ);
+		if (finished) {
+			assert_int_equal(rm(f, SP), 0);
+			assert_false(fake_be_has(f->be, SP));
+			/* the split cannot matter: no header read */
+			assert_int_equal(fake_be_calls(f->be, FAKE_READ),
+					 reads);
+		} else {
+			assert_int_equal(rm(f, SP), -EPERM);
+			assert_true(fake_be_has(f->be, SP));
+			assert_true(fake_be_calls(f->be, FAKE_READ) > reads);
+			/* the superseded checkpoint beside it goes */
+			assert_int_equal(rm(f, CKPT), 0);
+			assert_false(fake_be_has(f->be, CKPT));
+			assert_int_equal(release(f, true), 0);
+			assert_int_equal(rm(f, SP), 0);
+			assert_false(fake_be_has(f->be, SP));
+			assert_int_equal(release(f, false), 0);
+		}
+		assert_int_equal(
+			fake_be_add(f->be, SP, f->sp_bytes, f->sp_len, OLD), 0);
+		if (!fake_be_has(f->be, CKPT))
+			assert_int_equal(fake_be_add(f->be, CKPT, f->ckpt_bytes,
+						     f->ckpt_len, OLD),
+					 0);
+	}
+}
+
+/*
+ * Every place that asks "does the savepoint/superseded split matter"
+ * (rules_type_matters, and its callers in delete.c: the classification
+ * unlink decides on and the one `deletable` counts with) agrees with
+ * rules_decide over the whole input space: mount ro or not, caller
+ * allowed or not, the engine down or answering each state (the orphan
+ * included), released or not.  A real-layout savepoint and a superseded
+ * checkpoint (real bytes) are unlinked each time and must get exactly
+ * rules_decide's answer for their true class.
+ */
+/* one point of the input space below; see there */
+static void check_split(struct fx *f, bool ro, bool who, bool down, int s,
+			bool rel)
+{
+	const struct caller *c = who ? &root : &user;
+	struct rule_input in = {0};
+	struct rule_result want_sp, want_ck;
+	struct delete_assessment a;
+	bool matters;
+	int got;
+
+	eng.rc = down ? -EAGAIN : s == JS_ORPHAN ? -ENOENT : 0;
+	eng.state = s;
+	f->fs.conf.ro = false;
+	assert_int_equal(release(f, false), 0);
+	got = rel ? release(f, true) : 0;
+	if (rel && !down && (job_state_is_end(s) || s == JS_ORPHAN))
+		assert_int_equal(got, 0);
+	f->fs.conf.ro = ro;
+	tu_sleep_ms(2);
+	push(f);
+	assert_int_equal(delete_assess(&f->fs, JOB, who, &a), 0);
+	/* the oracle's input: the facts the decision was made on */
+	in.ro = ro;
+	in.caller_allowed = who;
+	in.engine_err = down ? -EAGAIN : 0;
+	in.state = down ? JS_UNKNOWN : s;
+	in.released = a.released;
+	if (!down)
+		assert_int_equal(a.state, s);
+	in.cls = OC_SAVEPOINT;
+	rules_decide(&in, &want_sp);
+	in.cls = OC_SUPERSEDED;
+	rules_decide(&in, &want_ck);
+	matters = want_sp.err != want_ck.err ||
+		  strcmp(want_sp.rule, want_ck.rule) != 0;
+	if (rules_type_matters(&in) != matters)
+		fail_msg("rules_type_matters ro %d who %d down %d state %d "
+			 "rel %d",
+			 ro, who, down, s, rel);
+	/* deletable: the savepoint counted apart exactly when the split
+	 * matters, and each class predicted by the rules */
+	if (a.cnt[OC_SAVEPOINT] != (matters ? 1u : 0u) ||
+	    a.merged != !matters || a.res[OC_SAVEPOINT].err != want_sp.err ||
+	    a.res[OC_SUPERSEDED].err != want_ck.err)
+		fail_msg("deletable ro %d who %d down %d state %d rel %d: "
+			 "savepoints %zu merged %d",
+			 ro, who, down, s, rel, a.cnt[OC_SAVEPOINT], a.merged);
+	/* unlink: exactly the rules' answer for the object's true class */
+	tu_sleep_ms(2);
+	push(f);
+	got = delete_unlink(&f->fs, c,
+			    "/jobs/" JOB
+			    "/pipelines/1/checkpoints/2/2000-2-1-2.ser");
+	if (got != -want_sp.err || fake_be_has(f->be, SP) != (want_sp.err != 0))
+		fail_msg("rm savepoint ro %d who %d down %d state %d rel %d: "
+			 "%d, the rules say %d (%s)",
+			 ro, who, down, s, rel, got, -want_sp.err,
+			 want_sp.rule);
+	tu_sleep_ms(2);
+	push(f);
+	got = delete_unlink(&f->fs, c,
+			    "/jobs/" JOB
+			    "/pipelines/1/checkpoints/1/1000-1-1-1.ser");
+	if (got != -want_ck.err ||
+	    fake_be_has(f->be, CKPT) != (want_ck.err != 0))
+		fail_msg("rm checkpoint ro %d who %d down %d state %d rel %d: "
+			 "%d, the rules say %d (%s)",
+			 ro, who, down, s, rel, got, -want_ck.err,
+			 want_ck.rule);
+	if (!fake_be_has(f->be, SP))
+		assert_int_equal(
+			fake_be_add(f->be, SP, f->sp_bytes, f->sp_len, OLD), 0);
+	if (!fake_be_has(f->be, CKPT))
+		assert_int_equal(fake_be_add(f->be, CKPT, f->ckpt_bytes,
+					     f->ckpt_len, OLD),
+				 0);
+}
+
+/*
+ * Every place that asks "does the savepoint/superseded split matter"
+ * (rules_type_matters, and its callers in delete.c: the classification
+ * unlink decides on and the one `deletable` counts with) agrees with
+ * rules_decide over the whole input space: mount ro or not, caller
+ * allowed or not, the engine down or answering each state (the orphan
+ * included), released or not.  A real-layout savepoint and a superseded
+ * checkpoint (real bytes) are unlinked each time and must get exactly
+ * rules_decide's answer for their true class.
+ */
+static void test_type_split_agrees_with_rules(void **st)
+{
+	struct fx *f = *st;
+	unsigned checked = 0;
+
+	for (unsigned k = 0; k < 16u * JS_COUNT; k++) {
+		bool ro = k & 1, who = k & 2, down = k & 4, rel = k & 8;
+		int s = (int)(k / 16);
+
+		if (down && s)
+			continue; /* nobody tells the state: once is enough */
+		check_split(f, ro, who, down, s, rel);
+		checked++;
+	}
+	assert_int_equal(checked, 8 * JS_COUNT + 8);
+}
+
+/* ---- predictions: shared for decision_age, voided by every change */
+
+static void test_prediction_cached_and_voided(void **st)
+{
+	struct fx *f = *st;
+	struct delete_assessment a, b;
+	unsigned asked;
+
+	f->fs.conf.decision_age_ms = 60000;
+	assert_int_equal(assess(f, &a), 0);
+	asked = fake_engine_calls(f->fs.engine, FENG_JOB_INFO);
+	assert_int_equal(asked, 1);
+	assert_int_equal(assess(f, &b), 0);
+	assert_int_equal(fake_engine_calls(f->fs.engine, FENG_JOB_INFO), 1);
+	assert_int_equal(b.cnt[OC_SUPERSEDED], a.cnt[OC_SUPERSEDED]);
+	/* a deletion voids the prediction: the next one counts one less */
+	assert_int_equal(rm(f, CKPT), 0);
+	assert_int_equal(assess(f, &b), 0);
+	assert_int_equal(b.cnt[OC_SUPERSEDED] + 1, a.cnt[OC_SUPERSEDED]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -411,6 +1023,30 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_assess_matches_unlink,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rule_order, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_of_dead_job,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_engine_down_deletes_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_storage_down_deletes_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rm_r_released_job, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_rm_r_unreleased_then_released, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rm_r_orphan, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_unlink_rmdir_edges, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_release_voided_when_seen_running, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_real_savepoint_by_state,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_type_split_agrees_with_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_prediction_cached_and_voided, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("delete", tests, NULL, NULL);
