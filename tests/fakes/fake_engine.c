@@ -10,21 +10,9 @@
 
 #include <jansson.h>
 
+#include "backends/backend.h"
 #include "util/buf.h"
 #include "util/jobid.h"
-
-struct info {
-	char *id;
-	int rc;
-	json_t *obj; /* the answer when rc == 0 */
-	struct info *next;
-};
-
-struct raw {
-	char *path;
-	char *body;
-	struct raw *next;
-};
 
 struct fake_engine {
 	struct engine base; /* first: the seam */
@@ -33,8 +21,10 @@ struct fake_engine {
 	int list_err;
 	char list_msg[200];
 	int64_t data_ms;
-	struct info *infos;
-	struct raw *raws;
+	/* scripted /job-info answers: id -> {"rc": -errno} or {"rc": 0,
+	 * "job": object} */
+	json_t *infos;
+	json_t *raws; /* scripted documents: path -> body */
 	int fail[FENG_N_OPS];
 	unsigned calls[FENG_N_OPS];
 	unsigned failures;
@@ -45,22 +35,6 @@ struct fake_engine {
 static struct fake_engine *fe_of(struct engine *e)
 {
 	return (struct fake_engine *)e;
-}
-
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t mono_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* count a call of `op`; its injected failure (0: none).  Lock held. */
@@ -198,8 +172,8 @@ static struct engine_snap *fe_jobs(struct engine *e, unsigned max_age_ms)
 	if (s->err)
 		snprintf(s->errmsg, sizeof(s->errmsg), "%s",
 			 err ? "fake engine: failure injected" : f->list_msg);
-	s->data_ms = f->data_ms ? f->data_ms : wall_ms();
-	s->fetched_mono_ms = mono_now_ms();
+	s->data_ms = f->data_ms ? f->data_ms : now_ms();
+	s->fetched_mono_ms = mono_ms();
 	snprintf(s->source, sizeof(s->source), "fake://engine");
 	s->root_running = json_deep_copy(f->running);
 	s->root_finished = json_deep_copy(f->finished);
@@ -216,7 +190,7 @@ static struct engine_snap *fe_jobs(struct engine *e, unsigned max_age_ms)
 static int fe_job_info(struct engine *e, const char *id, struct engine_job *out)
 {
 	struct fake_engine *f = fe_of(e);
-	json_t *obj = NULL;
+	json_t *obj = NULL, *info;
 	bool running = false;
 	int rc;
 
@@ -229,18 +203,15 @@ static int fe_job_info(struct engine *e, const char *id, struct engine_job *out)
 		rc = -EINVAL;
 		goto out;
 	}
-	for (struct info *i = f->infos; i; i = i->next)
-		if (strcmp(i->id, id) == 0) {
-			rc = i->rc;
-			if (rc == 0) {
-				obj = i->obj;
-				running = !json_object_get(obj, "finishTime");
-			}
-			goto found;
-		}
-	obj = list_find(f, id, &running);
-	rc = obj ? 0 : -ENOENT;
-found:
+	info = json_object_get(f->infos, id);
+	if (info) {
+		rc = (int)json_integer_value(json_object_get(info, "rc"));
+		obj = json_object_get(info, "job");
+		running = !json_object_get(obj, "finishTime");
+	} else {
+		obj = list_find(f, id, &running);
+		rc = obj ? 0 : -ENOENT;
+	}
 	if (rc == 0)
 		rc = answer(obj, running, out);
 out:
@@ -248,46 +219,36 @@ out:
 	return rc;
 }
 
-static int fe_get_raw(struct engine *e, const char *path, struct buf *out)
+/* the scripted document at `path` into out; `absent` when there is none */
+static int raw_doc(struct fake_engine *f, enum fake_eng_op op, const char *path,
+		   int absent, struct buf *out)
 {
-	struct fake_engine *f = fe_of(e);
+	const char *body;
 	int rc;
 
 	pthread_mutex_lock(&f->lock);
-	rc = enter(f, FENG_GET_RAW);
+	rc = enter(f, op);
 	if (!rc) {
-		rc = -EAGAIN; /* the REST client's answer to an error status */
-		for (struct raw *r = f->raws; r; r = r->next)
-			if (strcmp(r->path, path) == 0) {
-				rc = buf_puts(out, r->body);
-				break;
-			}
+		body = json_string_value(json_object_get(f->raws, path));
+		rc = body ? buf_puts(out, body) : absent;
 	}
 	pthread_mutex_unlock(&f->lock);
 	return rc;
 }
 
+static int fe_get_raw(struct engine *e, const char *path, struct buf *out)
+{
+	/* -EAGAIN: the REST client's answer to an error status */
+	return raw_doc(fe_of(e), FENG_GET_RAW, path, -EAGAIN, out);
+}
+
 static int fe_ckpt_monitor(struct engine *e, const char *id, struct buf *out)
 {
-	struct fake_engine *f = fe_of(e);
 	char path[64];
-	int rc;
 
-	pthread_mutex_lock(&f->lock);
-	rc = enter(f, FENG_CKPT_MONITOR);
-	pthread_mutex_unlock(&f->lock);
-	if (rc)
-		return rc;
 	snprintf(path, sizeof(path), "/jobs/checkpoints/%s", id);
-	pthread_mutex_lock(&f->lock);
-	rc = -ENOTSUP; /* as the REST client for an engine without it */
-	for (struct raw *r = f->raws; r; r = r->next)
-		if (strcmp(r->path, path) == 0) {
-			rc = buf_puts(out, r->body);
-			break;
-		}
-	pthread_mutex_unlock(&f->lock);
-	return rc;
+	/* -ENOTSUP: the REST client's answer for an engine without it */
+	return raw_doc(fe_of(e), FENG_CKPT_MONITOR, path, -ENOTSUP, out);
 }
 
 static void fe_get_stats(struct engine *e, struct engine_stats *out)
@@ -313,31 +274,12 @@ static void fe_set_storage_ids(struct engine *e, engine_ids_fn fn, void *cookie)
 	pthread_mutex_unlock(&f->lock);
 }
 
-static void infos_free(struct fake_engine *f)
-{
-	while (f->infos) {
-		struct info *i = f->infos;
-
-		f->infos = i->next;
-		json_decref(i->obj);
-		free(i->id);
-		free(i);
-	}
-}
-
 static void fe_free(struct engine *e)
 {
 	struct fake_engine *f = fe_of(e);
 
-	infos_free(f);
-	while (f->raws) {
-		struct raw *r = f->raws;
-
-		f->raws = r->next;
-		free(r->path);
-		free(r->body);
-		free(r);
-	}
+	json_decref(f->infos);
+	json_decref(f->raws);
 	json_decref(f->running);
 	json_decref(f->finished);
 	pthread_mutex_destroy(&f->lock);
@@ -364,9 +306,13 @@ int fake_engine_new(struct engine **out)
 		return -ENOMEM;
 	f->running = json_array();
 	f->finished = json_array();
-	if (!f->running || !f->finished) {
+	f->infos = json_object();
+	f->raws = json_object();
+	if (!f->running || !f->finished || !f->infos || !f->raws) {
 		json_decref(f->running);
 		json_decref(f->finished);
+		json_decref(f->infos);
+		json_decref(f->raws);
 		free(f);
 		return -ENOMEM;
 	}
@@ -449,31 +395,19 @@ int fake_engine_set_info(struct engine *e, const char *id, int rc, int state,
 			 int64_t finish_s)
 {
 	struct fake_engine *f = fe_of(e);
-	struct info *i = calloc(1, sizeof(*i));
+	json_t *info = json_pack("{s:i}", "rc", rc);
+	int err = -ENOMEM;
 
-	if (!i || !(i->id = strdup(id)) ||
-	    (rc == 0 && !(i->obj = job_obj(id, state, finish_s)))) {
-		if (i)
-			free(i->id);
-		free(i);
-		return -ENOMEM;
-	}
-	i->rc = rc;
+	if (info && rc == 0 &&
+	    json_object_set_new(info, "job", job_obj(id, state, finish_s)))
+		goto out;
 	pthread_mutex_lock(&f->lock);
-	for (struct info **pp = &f->infos; *pp; pp = &(*pp)->next)
-		if (strcmp((*pp)->id, id) == 0) {
-			struct info *old = *pp;
-
-			*pp = old->next;
-			json_decref(old->obj);
-			free(old->id);
-			free(old);
-			break;
-		}
-	i->next = f->infos;
-	f->infos = i;
+	if (info && json_object_set(f->infos, id, info) == 0)
+		err = 0;
 	pthread_mutex_unlock(&f->lock);
-	return 0;
+out:
+	json_decref(info);
+	return err;
 }
 
 void fake_engine_clear_info(struct engine *e)
@@ -481,41 +415,22 @@ void fake_engine_clear_info(struct engine *e)
 	struct fake_engine *f = fe_of(e);
 
 	pthread_mutex_lock(&f->lock);
-	infos_free(f);
+	json_object_clear(f->infos);
 	pthread_mutex_unlock(&f->lock);
 }
 
 int fake_engine_set_raw(struct engine *e, const char *path, const char *body)
 {
 	struct fake_engine *f = fe_of(e);
-	struct raw *r = NULL;
+	int rc = 0;
 
 	pthread_mutex_lock(&f->lock);
-	for (struct raw **pp = &f->raws; *pp; pp = &(*pp)->next)
-		if (strcmp((*pp)->path, path) == 0) {
-			struct raw *old = *pp;
-
-			*pp = old->next;
-			free(old->path);
-			free(old->body);
-			free(old);
-			break;
-		}
-	if (body) {
-		r = calloc(1, sizeof(*r));
-		if (!r || !(r->path = strdup(path)) ||
-		    !(r->body = strdup(body))) {
-			if (r)
-				free(r->path);
-			free(r);
-			pthread_mutex_unlock(&f->lock);
-			return -ENOMEM;
-		}
-		r->next = f->raws;
-		f->raws = r;
-	}
+	if (!body)
+		json_object_del(f->raws, path);
+	else if (json_object_set_new(f->raws, path, json_string(body)))
+		rc = -ENOMEM;
 	pthread_mutex_unlock(&f->lock);
-	return 0;
+	return rc;
 }
 
 void fake_engine_fail(struct engine *e, enum fake_eng_op op, int err)

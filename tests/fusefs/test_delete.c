@@ -36,12 +36,14 @@
 #include "view/tree.h"
 #include "mount/mount.h"
 
-#define FIX  "tests/fixtures/protostuff/"
-#define JOB  "555"
-#define OLD  ((int64_t)1600000000 * 1000000000) /* 2020: past any grace */
-#define CKPT "555/1000-1-1-1.ser"		/* superseded checkpoint */
-#define SP   "555/2000-2-1-2.ser"		/* real-layout savepoint */
-#define RP   "555/3000-3-1-3.ser"		/* the restore point */
+#define FIX	  "tests/fixtures/protostuff/"
+#define JOB	  "555"
+#define OLD	  ((int64_t)1600000000 * 1000000000) /* 2020: past any grace */
+#define CKPT	  "555/1000-1-1-1.ser"		     /* superseded checkpoint */
+#define SP	  "555/2000-2-1-2.ser"		     /* real-layout savepoint */
+#define RP	  "555/3000-3-1-3.ser"		     /* the restore point */
+#define CKPT_PATH "/jobs/" JOB "/pipelines/1/checkpoints/1/1000-1-1-1.ser"
+#define SP_PATH	  "/jobs/" JOB "/pipelines/1/checkpoints/2/2000-2-1-2.ser"
 
 /* what the fake engine answers for JOB (pushed before every call) */
 static struct {
@@ -112,10 +114,13 @@ static int teardown(void **st)
 }
 
 static const struct caller root = {.uid = 0, .pid = 1};
+static const struct caller user = {.uid = 4242, .gid = 4242, .pid = 1};
 
 /* script JOB's /job-info answer from `eng` */
 static void push(struct fx *f)
 {
+	if (!f->fs.engine)
+		return; /* no engine at all */
 	assert_int_equal(fake_engine_set_info(f->fs.engine, JOB, eng.rc,
 					      eng.state, eng.finish_s),
 			 0);
@@ -139,11 +144,16 @@ static int release(struct fx *f, bool rel)
 	return delete_release(&f->fs, &root, "/jobs/" JOB, rel);
 }
 
-static int unlink_path(struct fx *f, const char *path)
+static int unlink_as(struct fx *f, const struct caller *c, const char *path)
 {
 	tu_sleep_ms(2);
 	push(f);
-	return delete_unlink(&f->fs, &root, path);
+	return delete_unlink(&f->fs, c, path);
+}
+
+static int unlink_path(struct fx *f, const char *path)
+{
+	return unlink_as(f, &root, path);
 }
 
 static int rmdir_path(struct fx *f, const char *path)
@@ -398,8 +408,6 @@ static void test_assess_matches_unlink(void **st)
 
 /* ---- helpers of the cases below */
 
-static const struct caller user = {.uid = 4242, .gid = 4242, .pid = 1};
-
 #define DOC_SP	    "savepoint/555/1700/1/task-0/state-data" /* documented */
 #define TMP	    "555/4000-4-1-4.sertmp"		     /* in flight */
 #define STRAY	    "555/readme.txt"
@@ -430,6 +438,29 @@ static bool audited(struct fx *f, const char *a, const char *b)
 		found = strstr(line, a) && (!b || strstr(line, b));
 	buf_release(&out);
 	return found;
+}
+
+/* of a dead unreleased job, what R2 protects is left, and only that */
+static void only_protected_left(struct fx *f)
+{
+	assert_false(fake_be_has(f->be, CKPT));
+	assert_false(fake_be_has(f->be, TMP));
+	assert_false(fake_be_has(f->be, STRAY));
+	assert_true(fake_be_has(f->be, RP));
+	assert_true(fake_be_has(f->be, SP));
+	assert_true(fake_be_has(f->be, DOC_SP));
+}
+
+/* the savepoint and the superseded checkpoint back, where removed */
+static void put_back(struct fx *f)
+{
+	if (!fake_be_has(f->be, SP))
+		assert_int_equal(
+			fake_be_add(f->be, SP, f->sp_bytes, f->sp_len, OLD), 0);
+	if (!fake_be_has(f->be, CKPT))
+		assert_int_equal(fake_be_add(f->be, CKPT, f->ckpt_bytes,
+					     f->ckpt_len, OLD),
+				 0);
 }
 
 static void add_extra(struct fx *f)
@@ -534,18 +565,10 @@ static void test_rule_order(void **st)
 	f->fs.conf.ro = true;
 	eng.state = JS_RUNNING;
 	fake_engine_fail(f->fs.engine, FENG_JOB_INFO, -EAGAIN);
-	tu_sleep_ms(2);
-	assert_int_equal(delete_unlink(&f->fs, &user,
-				       "/jobs/" JOB "/pipelines/1/checkpoints/"
-				       "1/1000-1-1-1.ser"),
-			 -EROFS);
+	assert_int_equal(unlink_as(f, &user, CKPT_PATH), -EROFS);
 	assert_true(audited(f, "rule=R5", "errno=EROFS"));
 	f->fs.conf.ro = false;
-	tu_sleep_ms(2);
-	assert_int_equal(delete_unlink(&f->fs, &user,
-				       "/jobs/" JOB "/pipelines/1/checkpoints/"
-				       "1/1000-1-1-1.ser"),
-			 -EACCES);
+	assert_int_equal(unlink_as(f, &user, CKPT_PATH), -EACCES);
 	assert_true(audited(f, "rule=R4", "errno=EACCES"));
 	assert_int_equal(fake_engine_calls(f->fs.engine, FENG_JOB_INFO), 0);
 	assert_int_equal(rm(f, CKPT), -EAGAIN); /* R3: root, engine down */
@@ -575,12 +598,7 @@ static void test_rule_order(void **st)
 	assert_int_equal(rm(f, CKPT), 0);
 	assert_int_equal(rm(f, TMP), 0);
 	assert_int_equal(unlink_path(f, "/jobs/" JOB "/other/readme.txt"), 0);
-	assert_false(fake_be_has(f->be, CKPT));
-	assert_false(fake_be_has(f->be, TMP));
-	assert_false(fake_be_has(f->be, STRAY));
-	assert_true(fake_be_has(f->be, RP));
-	assert_true(fake_be_has(f->be, SP));
-	assert_true(fake_be_has(f->be, DOC_SP));
+	only_protected_left(f);
 	assert_true(audited(f, "outcome=allowed", "object=555/1000-1-1-1.ser"));
 	/* release obeys R5, R4, R3, R1 in the same order */
 	f->fs.conf.ro = true;
@@ -645,19 +663,11 @@ static void test_engine_down_deletes_nothing(void **st)
 	eng.rc = 0;
 	fake_engine_clear_info(f->fs.engine);
 	fake_engine_fail(f->fs.engine, FENG_JOB_INFO, -ETIMEDOUT);
-	tu_sleep_ms(2);
-	assert_int_equal(delete_unlink(&f->fs, &root,
-				       "/jobs/" JOB "/pipelines/1/checkpoints/"
-				       "1/1000-1-1-1.ser"),
-			 -EAGAIN);
+	assert_int_equal(unlink_as(f, &root, CKPT_PATH), -EAGAIN);
 	/* no engine at all */
 	engine_free(f->fs.engine);
 	f->fs.engine = NULL;
-	tu_sleep_ms(2);
-	assert_int_equal(delete_unlink(&f->fs, &root,
-				       "/jobs/" JOB "/pipelines/1/checkpoints/"
-				       "1/1000-1-1-1.ser"),
-			 -EAGAIN);
+	assert_int_equal(unlink_as(f, &root, CKPT_PATH), -EAGAIN);
 	assert_int_equal(job_objects(f), before);
 }
 
@@ -712,12 +722,7 @@ static void test_rm_r_unreleased_then_released(void **st)
 	add_extra(f);
 	assert_int_equal(rm_r(f, "/jobs/" JOB, &fails), -EPERM);
 	assert_true(fails > 0);
-	assert_false(fake_be_has(f->be, CKPT));
-	assert_false(fake_be_has(f->be, TMP));
-	assert_false(fake_be_has(f->be, STRAY));
-	assert_true(fake_be_has(f->be, RP));
-	assert_true(fake_be_has(f->be, SP));
-	assert_true(fake_be_has(f->be, DOC_SP));
+	only_protected_left(f);
 	assert_int_equal(rmdir_path(f, "/jobs/" JOB), -ENOTEMPTY);
 	assert_int_equal(rmdir_path(f, "/jobs/" JOB "/savepoints"), -ENOTEMPTY);
 	assert_int_equal(rmdir_path(f, "/jobs/" JOB "/pipelines/1"),
@@ -857,12 +862,7 @@ static void test_real_savepoint_by_state(void **st)
 			assert_false(fake_be_has(f->be, SP));
 			assert_int_equal(release(f, false), 0);
 		}
-		assert_int_equal(
-			fake_be_add(f->be, SP, f->sp_bytes, f->sp_len, OLD), 0);
-		if (!fake_be_has(f->be, CKPT))
-			assert_int_equal(fake_be_add(f->be, CKPT, f->ckpt_bytes,
-						     f->ckpt_len, OLD),
-					 0);
+		put_back(f);
 	}
 }
 
@@ -925,34 +925,20 @@ static void check_split(struct fx *f, bool ro, bool who, bool down, int s,
 			 "savepoints %zu merged %d",
 			 ro, who, down, s, rel, a.cnt[OC_SAVEPOINT], a.merged);
 	/* unlink: exactly the rules' answer for the object's true class */
-	tu_sleep_ms(2);
-	push(f);
-	got = delete_unlink(&f->fs, c,
-			    "/jobs/" JOB
-			    "/pipelines/1/checkpoints/2/2000-2-1-2.ser");
+	got = unlink_as(f, c, SP_PATH);
 	if (got != -want_sp.err || fake_be_has(f->be, SP) != (want_sp.err != 0))
 		fail_msg("rm savepoint ro %d who %d down %d state %d rel %d: "
 			 "%d, the rules say %d (%s)",
 			 ro, who, down, s, rel, got, -want_sp.err,
 			 want_sp.rule);
-	tu_sleep_ms(2);
-	push(f);
-	got = delete_unlink(&f->fs, c,
-			    "/jobs/" JOB
-			    "/pipelines/1/checkpoints/1/1000-1-1-1.ser");
+	got = unlink_as(f, c, CKPT_PATH);
 	if (got != -want_ck.err ||
 	    fake_be_has(f->be, CKPT) != (want_ck.err != 0))
 		fail_msg("rm checkpoint ro %d who %d down %d state %d rel %d: "
 			 "%d, the rules say %d (%s)",
 			 ro, who, down, s, rel, got, -want_ck.err,
 			 want_ck.rule);
-	if (!fake_be_has(f->be, SP))
-		assert_int_equal(
-			fake_be_add(f->be, SP, f->sp_bytes, f->sp_len, OLD), 0);
-	if (!fake_be_has(f->be, CKPT))
-		assert_int_equal(fake_be_add(f->be, CKPT, f->ckpt_bytes,
-					     f->ckpt_len, OLD),
-				 0);
+	put_back(f);
 }
 
 /*
