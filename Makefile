@@ -55,6 +55,7 @@ TSAN_OBJS := $(LIB_SRCS:%.c=build-tsan/%.o) build-tsan/fusefs/main.o
 COV_LIB_OBJS  := $(LIB_SRCS:%.c=build-cov/%.o)
 COV_FAKE_OBJS := $(FAKE_SRCS:%.c=build-cov/%.o)
 COV_TEST_BINS := $(TEST_SRCS:%.c=build-cov/%)
+.SECONDARY: $(COV_FAKE_OBJS)
 # gcov reads gcc's notes: coverage builds with gcc whatever CC is
 COV_CC    ?= gcc
 COV_FLAGS = --coverage -O0 -g
@@ -92,18 +93,18 @@ build-tsan/%.o: %.c $(HDRS) Makefile
 build-tsan/stfs: $(TSAN_OBJS)
 	$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) -o $@ $^ $(PKG_LIBS)
 
-# line coverage by the unit tests (make coverage)
+# line coverage by the unit tests (make coverage; quiet: it prints figures)
 build-cov/%.o: %.c $(HDRS) Makefile
 	@mkdir -p $(dir $@)
-	$(COV_CC) $(ALL_CFLAGS) $(COV_FLAGS) -c -o $@ $<
+	@$(COV_CC) $(ALL_CFLAGS) $(COV_FLAGS) -c -o $@ $<
 
 build-cov/libstfs.a: $(COV_LIB_OBJS)
 	@rm -f $@
-	ar rcs $@ $^
+	@ar rcs $@ $^
 
 build-cov/tests/%: tests/%.c build-cov/libstfs.a $(COV_FAKE_OBJS) $(HDRS)
 	@mkdir -p $(dir $@)
-	$(COV_CC) $(ALL_CFLAGS) $(COV_FLAGS) -Itests -o $@ $< $(COV_FAKE_OBJS) \
+	@$(COV_CC) $(ALL_CFLAGS) $(COV_FLAGS) -Itests -o $@ $< $(COV_FAKE_OBJS) \
 		build-cov/libstfs.a $(PKG_LIBS) $(CMOCKA_LIBS)
 
 build/stfs: build/fusefs/main.o build/libstfs.a

@@ -533,4 +533,40 @@ done
 check_eq "list endpoints down: restore point refused R2" "no EPERM R2" "$(deletable_class "$d" restore_points)"
 sim_ctl "$PORT" POST /__sim/fault '{"mode":"none"}' >/dev/null
 
+echo "== real-layout savepoints (real protostuff bytes)"
+# A savepoint in the real layout is a .ser whose header says SAVEPOINT
+# (tests/fixtures/protostuff/): R2 protects it in a FAILED job until the job
+# is released, and not in a FINISHED one (README "Deleting safely").
+SP_SER=$FIXP/pipeline_state_savepoint.ser
+SVF=600000000000000007 SVD=600000000000000008
+for id in $SVF $SVD; do
+	mkdir -p "$NS/$id"
+	cp "$CKPT_SER" "$NS/$id/$TS1-1-1-1.ser" # superseded checkpoint
+	cp "$SP_SER" "$NS/$id/$TS2-2-1-2.ser"   # the savepoint
+	cp "$CKPT_SER" "$NS/$id/$TS3-3-1-3.ser" # the restore point
+done
+sim_ctl "$PORT" POST /__sim/job "{\"jobId\":\"$SVF\",\"jobStatus\":\"FAILED\"}" >/dev/null
+sim_ctl "$PORT" POST /__sim/job "{\"jobId\":\"$SVD\",\"jobStatus\":\"FINISHED\"}" >/dev/null
+settle
+check "savepoint: listed on the mount" test -f "$M$(rpath $SVF $TS2-2-1-2.ser 1 2)"
+check_eq "savepoint of a FAILED job: deletable savepoints" "no EPERM R2" \
+	"$(deletable_class "$M/jobs/$SVF/deletable" savepoints)"
+check_eq "savepoint of a FAILED job: rm refused (R2)" EPERM \
+	"$(rm_errno "$M$(rpath $SVF $TS2-2-1-2.ser 1 2)")"
+check "savepoint of a FAILED job: raw object kept" test -e "$NS/$SVF/$TS2-2-1-2.ser"
+check_eq "savepoint of a FAILED job: audited R2" "refused EPERM R2" \
+	"$(audit_last "$AUD" "$(rpath $SVF $TS2-2-1-2.ser 1 2)")"
+check_eq "savepoint of a FAILED job: the checkpoint beside it goes" OK \
+	"$(rm_errno "$M$(rpath $SVF $TS1-1-1-1.ser 1 1)")"
+check "savepoint of a FAILED job: that checkpoint gone" test ! -e "$NS/$SVF/$TS1-1-1-1.ser"
+check_eq "savepoint of a FINISHED job: rm allowed" OK \
+	"$(rm_errno "$M$(rpath $SVD $TS2-2-1-2.ser 1 2)")"
+check "savepoint of a FINISHED job: raw object gone" test ! -e "$NS/$SVD/$TS2-2-1-2.ser"
+check_eq "savepoint of a FINISHED job: audited allowed" 'allowed 0 ""' \
+	"$(audit_last "$AUD" "$(rpath $SVD $TS2-2-1-2.ser 1 2)")"
+check_eq "savepoint: release the FAILED job" OK "$(release_errno "$M/jobs/$SVF/restore")"
+check_eq "savepoint of a released FAILED job: rm allowed" OK \
+	"$(rm_errno "$M$(rpath $SVF $TS2-2-1-2.ser 1 2)")"
+check "savepoint of a released FAILED job: raw object gone" test ! -e "$NS/$SVF/$TS2-2-1-2.ser"
+
 finish
