@@ -19,6 +19,7 @@ int stfs_init(struct stfs *fs)
 	pthread_mutex_init(&fs->cat_lock, NULL);
 	pthread_cond_init(&fs->cat_cond, NULL);
 	fs->pc = pcache_new(fs->conf.cache_ttl_ms);
+	fs->walsum = pcache_new(STFS_WALSUM_TTL_MS);
 	fs->ck = ckinfo_new();
 	fs->dc = decision_cache_new();
 	fs->uid = getuid();
@@ -29,7 +30,7 @@ int stfs_init(struct stfs *fs)
 	if (!fs->read_group)
 		fs->read_gid = fs->gid;
 	fs->start_ms = now_ms();
-	return fs->pc && fs->ck && fs->dc ? 0 : -ENOMEM;
+	return fs->pc && fs->walsum && fs->ck && fs->dc ? 0 : -ENOMEM;
 }
 
 void stfs_release(struct stfs *fs)
@@ -43,6 +44,8 @@ void stfs_release(struct stfs *fs)
 	fs->cat = NULL;
 	pcache_free(fs->pc);
 	fs->pc = NULL;
+	pcache_free(fs->walsum);
+	fs->walsum = NULL;
 	ckinfo_free(fs->ck);
 	fs->ck = NULL;
 	decision_cache_free(fs->dc);

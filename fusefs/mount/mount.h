@@ -12,6 +12,8 @@
  *     previous one (single flight under cat_lock);
  *   - rendered pseudo-files in `pc` (pcache.h), so that stat, read, stat
  *     agree for conf.cache_ttl_ms;
+ *   - decoded IMap maps in `walsum` (a second pcache), keyed by every
+ *     WAL file's name, size and mtime, kept STFS_WALSUM_TTL_MS;
  *   - checkpoint types decoded from object headers (ckinfo), keyed by
  *     object key, size and mtime: storage objects never change in place.
  *
@@ -33,6 +35,10 @@
 
 struct pcache;
 struct ckinfo_table;
+
+/* how long a decoded IMap map is kept: its key changes with any write, so
+ * this only bounds the memory of listings seen once */
+#define STFS_WALSUM_TTL_MS (3600u * 1000u)
 struct release_store;
 struct audit;
 struct decision_cache;
@@ -68,6 +74,9 @@ struct stfs {
 			      ms) */
 
 	struct pcache *pc;
+	/* decoded IMap maps, keyed by their listing (imapsum.h): summaries and
+	 * scrapes of an unchanged map read no WAL byte */
+	struct pcache *walsum;
 	struct ckinfo_table *ck;
 	struct release_store *rel; /* NULL: state_dir unusable, no releases */
 	struct audit *audit;

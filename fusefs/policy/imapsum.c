@@ -9,6 +9,7 @@
 
 #include "model/protostuff.h"
 #include "policy/rules.h"
+#include "util/pcache.h"
 #include "util/textesc.h"
 
 struct region {
@@ -206,12 +207,79 @@ static void mapsum_free(struct mapsum *m)
 	free(m->w.regions);
 }
 
-static int mapsum_load(struct backend *be, const char *mapdir, struct mapsum *m)
+/* The cache key of a decoded map: its directory and two 64-bit FNV-1a
+ * hashes (different bases) of its sorted listing -- every WAL file's name,
+ * size and mtime.  A file that grows, is rewritten, added or removed
+ * changes the key, so a cached decode is never stale. */
+static void cache_key(const char *mapdir, const struct walk *w, char *key,
+		      size_t keysz)
+{
+	uint64_t h1 = 0xcbf29ce484222325ULL, h2 = 0x84222325cbf29ce4ULL;
+
+	for (size_t i = 0; i < w->n_files; i++) {
+		char num[48];
+		const char *parts[2] = {w->files[i].name, num};
+
+		snprintf(num, sizeof(num), "/%" PRIu64 "/%" PRId64 "/",
+			 w->files[i].size, w->files[i].mtime_ns);
+		for (size_t k = 0; k < 2; k++)
+			for (const char *c = parts[k]; *c; c++) {
+				h1 = (h1 ^ (unsigned char)*c) *
+				     0x100000001b3ULL;
+				h2 = (h2 ^ (unsigned char)*c) *
+				     0x100000001b3ULL;
+			}
+	}
+	snprintf(key, keysz, "imapsum:%s\n%016" PRIx64 "%016" PRIx64 "/%zu",
+		 mapdir, h1, h2, w->n_files);
+}
+
+/* What decoding a map yields beyond its listing: the reader's summary and
+ * one superseded flag per region, as stored in the cache. */
+static size_t cached_len(const struct walk *w)
+{
+	return sizeof(struct wal_summary) + w->n;
+}
+
+static bool cache_get(struct pcache *pc, const char *key, struct mapsum *m)
+{
+	struct pc_entry *e = pcache_lookup(pc, key);
+	bool hit = e && e->len == cached_len(&m->w);
+
+	if (hit) {
+		memcpy(&m->s, e->data, sizeof(m->s));
+		for (size_t i = 0; i < m->w.n; i++)
+			m->w.regions[i].sup = e->data[sizeof(m->s) + i] != 0;
+	}
+	pcache_put(e);
+	return hit;
+}
+
+static void cache_set(struct pcache *pc, const char *key,
+		      const struct mapsum *m)
+{
+	size_t len = cached_len(&m->w);
+	char *data = malloc(len + 1);
+
+	if (!data)
+		return; /* only a cache */
+	memcpy(data, &m->s, sizeof(m->s));
+	for (size_t i = 0; i < m->w.n; i++)
+		data[sizeof(m->s) + i] = m->w.regions[i].sup ? 1 : 0;
+	data[len] = '\0';
+	pcache_put(pcache_insert(pc, key, data, len, 0));
+}
+
+/* Decode the WAL files of map `mapdir`: list them, then (unless `cache`
+ * holds this very listing) stream every file through the reader. */
+static int mapsum_load(struct backend *be, const char *mapdir,
+		       struct pcache *cache, struct mapsum *m)
 {
 	struct be_files bf = {.be = be, .mapdir = mapdir, .w = &m->w};
 	uint64_t *sizes = NULL;
 	size_t *group = NULL;
 	bool *sup = NULL;
+	char key[2400];
 	int rc;
 
 	memset(m, 0, sizeof(*m));
@@ -223,6 +291,14 @@ static int mapsum_load(struct backend *be, const char *mapdir, struct mapsum *m)
 		rc = read_regions(&m->w);
 	if (rc)
 		return rc;
+	for (size_t i = 0; i < m->w.n; i++)
+		if (m->w.regions[i].mtime_ns > m->newest_ns)
+			m->newest_ns = m->w.regions[i].mtime_ns;
+	if (cache) {
+		cache_key(mapdir, &m->w, key, sizeof(key));
+		if (cache_get(cache, key, m))
+			return 0;
+	}
 	sizes = calloc(m->w.n_files + 1, sizeof(*sizes));
 	group = calloc(m->w.n_files + 1, sizeof(*group));
 	sup = calloc(m->w.n_files + 1, sizeof(*sup));
@@ -238,14 +314,13 @@ static int mapsum_load(struct backend *be, const char *mapdir, struct mapsum *m)
 				  m->w.n_files, IMAPSUM_WINDOW, &m->s, sup);
 	if (rc)
 		goto out;
-	for (size_t i = 0; i < m->w.n; i++) {
+	for (size_t i = 0; i < m->w.n; i++)
 		m->w.regions[i].sup = true;
-		if (m->w.regions[i].mtime_ns > m->newest_ns)
-			m->newest_ns = m->w.regions[i].mtime_ns;
-	}
 	for (size_t i = 0; i < m->w.n_files; i++)
 		if (!sup[i])
 			m->w.regions[m->w.files[i].region].sup = false;
+	if (cache)
+		cache_set(cache, key, m);
 out:
 	free(sizes);
 	free(group);
@@ -290,7 +365,7 @@ int imapsum_region_decide(struct backend *be, const char *mapdir,
 	struct imapsum_opts o = opts_of(opts);
 	struct mapsum m;
 	struct region_input in;
-	int rc = mapsum_load(be, mapdir, &m);
+	int rc = mapsum_load(be, mapdir, NULL, &m); /* rm: afresh */
 
 	if (rc == 0) {
 		rc = -ENOENT;
@@ -307,15 +382,78 @@ int imapsum_region_decide(struct backend *be, const char *mapdir,
 	return rc;
 }
 
+const char *const imapsum_verdicts[IMAPSUM_NV] = {
+	"removable", "EPERM", "EBUSY", "EAGAIN", "EROFS", "EACCES",
+};
+
+static size_t verdict_index(int err)
+{
+	switch (err) {
+	case 0:
+		return 0;
+	case EPERM:
+		return 1;
+	case EBUSY:
+		return 2;
+	case EAGAIN:
+		return 3;
+	case EROFS:
+		return 4;
+	default:
+		return 5;
+	}
+}
+
+/* Every region's verdict, added up: the one place the summary's
+ * superseded/reclaim_now lines and the Prometheus series come from. */
+static void mapsum_figures(const struct mapsum *m, const struct imapsum_opts *o,
+			   struct imapsum_fig *fig)
+{
+	memset(fig, 0, sizeof(*fig));
+	fig->regions = m->w.n;
+	fig->bytes = m->w.total;
+	fig->failed = m->s.failed;
+	for (size_t i = 0; i < m->w.n; i++) {
+		const struct region *r = &m->w.regions[i];
+		struct region_input in;
+		struct rule_result res;
+
+		region_facts(m, r, o, &in);
+		rules_decide_region(&in, &res);
+		/* superseded and not live: what stopping the engine frees */
+		if (!in.load_fails && !in.holds_kept && !in.empty &&
+		    !in.newest && !in.recent) {
+			fig->superseded++;
+			fig->superseded_bytes += r->len;
+		}
+		if (res.err == 0)
+			fig->reclaim_bytes += r->len;
+		fig->by_verdict[verdict_index(res.err)]++;
+	}
+}
+
+int imapsum_figures(struct backend *be, const char *mapdir,
+		    const struct imapsum_opts *opts, struct imapsum_fig *out)
+{
+	struct imapsum_opts o = opts_of(opts);
+	struct mapsum m;
+	int rc = mapsum_load(be, mapdir, o.cache, &m);
+
+	if (rc == 0)
+		mapsum_figures(&m, &o, out);
+	mapsum_free(&m);
+	return rc;
+}
+
 int imapsum_render(struct backend *be, const char *mapdir,
 		   const struct imapsum_opts *opts, struct buf *out)
 {
 	struct imapsum_opts o = opts_of(opts);
 	struct mapsum m;
 	const struct wal_summary *s = &m.s;
-	uint64_t n_sup = 0, n_free = 0;
+	struct imapsum_fig fig;
 	const char *map = strrchr(mapdir, '/');
-	int rc = mapsum_load(be, mapdir, &m);
+	int rc = mapsum_load(be, mapdir, o.cache, &m);
 
 	/* map and region names are directory names: escaped (textesc.h) */
 	buf_printf(out, "%-13s", "map");
@@ -350,19 +488,9 @@ int imapsum_render(struct backend *be, const char *mapdir,
 		buf_printf(out, "%-13s%" PRIu64 "\n", "reclaimable",
 			   s->reclaim_bytes);
 	}
-	for (size_t i = 0; i < m.w.n; i++) {
-		struct region_input in;
-		struct rule_result res;
-
-		region_facts(&m, &m.w.regions[i], &o, &in);
-		rules_decide_region(&in, &res);
-		/* superseded and not live: what stopping the engine frees */
-		n_sup += !in.load_fails && !in.holds_kept && !in.empty &&
-			 !in.newest && !in.recent;
-		n_free += res.err == 0 ? m.w.regions[i].len : 0;
-	}
-	buf_printf(out, "%-13s%" PRIu64 "\n", "superseded", n_sup);
-	buf_printf(out, "%-13s%" PRIu64 "\n", "reclaim_now", n_free);
+	mapsum_figures(&m, &o, &fig);
+	buf_printf(out, "%-13s%" PRIu64 "\n", "superseded", fig.superseded);
+	buf_printf(out, "%-13s%" PRIu64 "\n", "reclaim_now", fig.reclaim_bytes);
 	buf_printf(out, "\n%-24s %-6s %-12s %s\n", "region", "files", "bytes",
 		   "rm (verdict)");
 	for (size_t i = 0; i < m.w.n; i++) {

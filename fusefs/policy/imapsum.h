@@ -27,6 +27,7 @@
 
 #include "backends/backend.h"
 #include "util/buf.h"
+#include "util/pcache.h"
 #include "policy/rules.h"
 
 #define IMAPSUM_WINDOW ((size_t)1 << 20)
@@ -39,12 +40,37 @@ struct imapsum_opts {
 	enum region_engine engine; /* RE_*: what the engine answered */
 	bool ro;		   /* the mount has `ro` */
 	bool caller_denied;	   /* the caller is not root/delete_group */
+	/* decoded maps kept by listing (every WAL file's name, size and
+	 * mtime), so that a summary or a scrape of an unchanged map reads no
+	 * WAL byte; NULL: decode afresh (rm always does) */
+	struct pcache *cache;
+};
+
+/* The verdicts a region can get, in this order (label values of
+ * stfs_imap_regions, README "Prometheus"). */
+#define IMAPSUM_NV 6
+extern const char *const imapsum_verdicts[IMAPSUM_NV];
+
+/* A map's figures: what the summary's last lines and stfs.prom show. */
+struct imapsum_fig {
+	uint64_t regions;
+	uint64_t bytes;		   /* of all its WAL files */
+	uint64_t reclaim_bytes;	   /* regions whose verdict is removable */
+	uint64_t superseded;	   /* regions superseded and not live */
+	uint64_t superseded_bytes; /* their bytes: what stopping frees */
+	uint64_t by_verdict[IMAPSUM_NV]; /* regions per verdict */
+	bool failed;			 /* the engine would fail to load it */
 };
 
 /** Render the summary of map directory `mapdir` of backend `be`; `opts`
  * NULL: now, IMAPSUM_GRACE_S, engine cannot be asked.  0/-errno. */
 int imapsum_render(struct backend *be, const char *mapdir,
 		   const struct imapsum_opts *opts, struct buf *out);
+
+/** The figures of map directory `mapdir`, each region's verdict as
+ * imapsum_render() gives it.  0/-errno. */
+int imapsum_figures(struct backend *be, const char *mapdir,
+		    const struct imapsum_opts *opts, struct imapsum_fig *out);
 
 /** Decide, as rm would, whether region directory `region` (its name below
  * the map) of map `mapdir` may be removed: 0 and *out filled; -ENOENT when

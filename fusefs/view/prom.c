@@ -949,3 +949,70 @@ int prom_render_summary(struct buf *out, const struct prom_job *jobs, size_t n)
 			  "stfs_orphan_jobs %" PRIu64 "\n",
 			  bytes, dead, orphans);
 }
+
+static int imap_labels(struct buf *out, const char *fam,
+		       const struct prom_imap_map *m)
+{
+	int rc = buf_printf(out, "%s{cluster=\"", fam);
+
+	if (!rc)
+		rc = prom_escape_label(out, m->cluster);
+	if (!rc)
+		rc = buf_puts(out, "\",map=\"");
+	if (!rc)
+		rc = prom_escape_label(out, m->map);
+	return rc;
+}
+
+int prom_render_imap(struct buf *out, const struct prom_imap_map *maps,
+		     size_t n)
+{
+	static const struct {
+		const char *name, *help;
+	} fams[] = {
+		{"stfs_imap_load_failed",
+		 "1 when the engine would fail to load the IMap map"},
+		{"stfs_imap_reclaimable_bytes",
+		 "Bytes of IMap WAL regions rm -r accepts to remove now"},
+		{"stfs_imap_regions", "IMap WAL regions by rm verdict"},
+		{"stfs_imap_superseded_bytes",
+		 "Bytes of superseded IMap WAL regions, removable once every "
+		 "member is stopped"},
+		{"stfs_imap_wal_bytes",
+		 "Bytes of all WAL files of the IMap map"},
+	};
+	int rc = 0;
+
+	if (n == 0)
+		return 0;
+	for (size_t f = 0; f < sizeof(fams) / sizeof(fams[0]) && !rc; f++) {
+		rc = buf_printf(out, "# HELP %s %s\n# TYPE %s gauge\n",
+				fams[f].name, fams[f].help, fams[f].name);
+		for (size_t i = 0; i < n && !rc; i++) {
+			const struct imapsum_fig *g = &maps[i].fig;
+			uint64_t v = f == 0   ? (uint64_t)g->failed
+				     : f == 1 ? g->reclaim_bytes
+				     : f == 3 ? g->superseded_bytes
+					      : g->bytes;
+
+			if (f != 2) {
+				rc = imap_labels(out, fams[f].name, &maps[i]);
+				if (!rc)
+					rc = buf_printf(out,
+							"\"} %" PRIu64 "\n", v);
+				continue;
+			}
+			for (size_t k = 0; k < IMAPSUM_NV && !rc; k++) {
+				rc = imap_labels(out, fams[f].name, &maps[i]);
+				if (!rc)
+					rc = buf_printf(
+						out,
+						"\",verdict=\"%s\"} %" PRIu64
+						"\n",
+						imapsum_verdicts[k],
+						g->by_verdict[k]);
+			}
+		}
+	}
+	return rc;
+}

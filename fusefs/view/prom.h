@@ -56,6 +56,7 @@
 #include <jansson.h>
 
 #include "util/buf.h"
+#include "policy/imapsum.h"
 
 struct prom_job {
 	const char *id;	  /* job id (label job_id); NULL: job skipped */
@@ -87,6 +88,27 @@ struct prom_job {
  * 0 or -EFBIG/-ENOMEM from buf.
  */
 int prom_render_summary(struct buf *out, const struct prom_job *jobs, size_t n);
+
+/* One IMap map (imap/<cluster>/<map>) and its figures. */
+struct prom_imap_map {
+	const char *cluster;
+	const char *map;
+	struct imapsum_fig fig;
+};
+
+/*
+ * The IMap WAL series (README "Prometheus", "Reclaiming IMap WAL space"),
+ * labels {cluster, map}: stfs_imap_wal_bytes (all WAL files),
+ * stfs_imap_reclaimable_bytes (regions whose verdict is removable: what
+ * `rm -r` accepts now), stfs_imap_superseded_bytes (superseded regions
+ * that are not live: what becomes removable once every member is
+ * stopped), stfs_imap_load_failed (1: the engine would fail to load the
+ * map), and stfs_imap_regions{cluster,map,verdict} (regions per verdict,
+ * every verdict of imapsum_verdicts, zeros included).  Maps in the given
+ * order; n == 0 appends nothing.  0 or -EFBIG/-ENOMEM from buf.
+ */
+int prom_render_imap(struct buf *out, const struct prom_imap_map *maps,
+		     size_t n);
 
 /* Longest family name rendered; engine keys that would exceed it are skipped.
  */

@@ -899,6 +899,7 @@ int tree_render(struct view *v, const struct node *n, struct buf *out,
 				.engine = imapdel_engine(
 					v->fs, v->fs->conf.engine_ttl_ms),
 				.ro = v->fs->conf.ro,
+				.cache = v->fs->walsum,
 			};
 
 			return imapsum_render(v->fs->imap, n->sub, &o, out);
@@ -965,6 +966,79 @@ static int prom_add(void *cookie, const struct job_view *jv)
 	return 0;
 }
 
+/* The directories of an IMap directory, collected (NUL-separated) before
+ * anything else asks the backend. */
+static int dir_fill(void *cookie, const char *name, const struct be_attr *a)
+{
+	struct buf *b = cookie;
+
+	if (a && a->type == BE_DIR && buf_append(b, name, strlen(name) + 1))
+		return 1;
+	return 0;
+}
+
+/* stfs.prom's IMap WAL series: every imap/<cluster>/<map>, its figures
+ * from the decoded-map cache (fs->walsum: no WAL byte is read while a
+ * map's listing is unchanged). */
+static int render_prom_imap(struct view *v, struct buf *out)
+{
+	struct stfs *fs = v->fs;
+	struct imapsum_opts o = {
+		.grace_ns = (int64_t)fs->conf.imap_grace_s * 1000000000,
+		.ro = fs->conf.ro,
+		.cache = fs->walsum,
+	};
+	struct buf clusters, maps;
+	struct prom_imap_map *pm = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+
+	if (!fs->imap)
+		return 0;
+	o.engine = imapdel_engine(fs, fs->conf.engine_ttl_ms);
+	buf_init(&clusters, (size_t)16 << 20);
+	buf_init(&maps, (size_t)16 << 20);
+	if (be_list(fs->imap, "", 0, dir_fill, &clusters) != 0)
+		goto out; /* imap down: stfs_backend_up says so */
+	for (size_t c = 0; c < clusters.len;
+	     c += strlen(clusters.data + c) + 1) {
+		size_t from = maps.len;
+
+		if (be_list(fs->imap, clusters.data + c, 0, dir_fill, &maps))
+			maps.len = from;
+		for (size_t m = from; m < maps.len;
+		     m += strlen(maps.data + m) + 1) {
+			char dir[2048];
+
+			if (n == cap) {
+				size_t nc = cap ? cap * 2 : 16;
+				struct prom_imap_map *p =
+					realloc(pm, nc * sizeof(*p));
+
+				if (!p) {
+					rc = -ENOMEM;
+					goto out;
+				}
+				pm = p;
+				cap = nc;
+			}
+			if (snprintf(dir, sizeof(dir), "%s/%s",
+				     clusters.data + c,
+				     maps.data + m) >= (int)sizeof(dir) ||
+			    imapsum_figures(fs->imap, dir, &o, &pm[n].fig))
+				continue; /* this map cannot be read now */
+			pm[n].cluster = clusters.data + c;
+			pm[n++].map = maps.data + m;
+		}
+	}
+	rc = prom_render_imap(out, pm, n);
+out:
+	free(pm);
+	buf_release(&clusters);
+	buf_release(&maps);
+	return rc;
+}
+
 static int render_prom(struct view *v, const struct job_view *one,
 		       struct buf *out)
 {
@@ -981,6 +1055,8 @@ static int render_prom(struct view *v, const struct job_view *one,
 	rc = prom_render_jobs(out, pc.jobs, pc.n);
 	if (!rc)
 		rc = prom_render_summary(out, pc.jobs, pc.n);
+	if (!rc)
+		rc = render_prom_imap(v, out);
 	if (!rc)
 		rc = render_prom_daemon(v, out);
 	free(pc.jobs);

@@ -438,6 +438,73 @@ static void test_imapsum_rm_decision_is_the_verdict(void **state)
 	fx_close(&f);
 }
 
+/* Issue 13 item 3: the figures (stfs.prom) come from a cache keyed by the
+ * map's listing: an unchanged map reads no WAL byte again, any change of
+ * a file's size or mtime decodes afresh, and rm never uses the cache. */
+static void test_imapsum_figures_cached_by_listing(void **state)
+{
+	struct fx f;
+	struct imapsum_fig g;
+	struct rule_result r;
+	unsigned reads;
+
+	(void)state;
+	fx_open(&f);
+	f.o.cache = pcache_new(60000);
+	assert_non_null(f.o.cache);
+	fx_add(&f, "c/m/100/wal.txt", 0, NOW - 3 * HOUR); /* superseded */
+	fx_add(&f, "c/m/200/wal.txt", 1, NOW - 2 * HOUR); /* keeps tombstone */
+	assert_int_equal(imapsum_figures(f.be, "c/m", &f.o, &g), 0);
+	assert_int_equal(g.regions, 2);
+	assert_int_equal(g.bytes, f.len);
+	assert_int_equal(g.reclaim_bytes, f.off); /* 100, engine stopped */
+	assert_int_equal(g.superseded, 1);
+	assert_int_equal(g.superseded_bytes, f.off);
+	assert_int_equal(g.by_verdict[0], 1); /* removable */
+	assert_int_equal(g.by_verdict[1], 1); /* EPERM */
+	reads = fake_be_calls(f.be, FAKE_READ);
+	assert_true(reads > 0);
+
+	/* again, and the summary too: no read */
+	assert_int_equal(imapsum_figures(f.be, "c/m", &f.o, &g), 0);
+	assert_int_equal(g.reclaim_bytes, f.off);
+	fx_render(&f);
+	assert_non_null(strstr(f.out, "reclaim_now  "));
+	assert_int_equal(fake_be_calls(f.be, FAKE_READ), reads);
+	/* verdicts are not cached: the engine answers, nothing removable */
+	f.o.engine = RE_UP;
+	assert_int_equal(imapsum_figures(f.be, "c/m", &f.o, &g), 0);
+	assert_int_equal(g.reclaim_bytes, 0);
+	assert_int_equal(g.by_verdict[2], 1); /* EBUSY */
+	assert_int_equal(fake_be_calls(f.be, FAKE_READ), reads);
+	f.o.engine = RE_STOPPED;
+
+	/* rm decides afresh */
+	assert_int_equal(imapsum_region_decide(f.be, "c/m", "100", &f.o, &r),
+			 0);
+	assert_int_equal(r.err, 0);
+	assert_true(fake_be_calls(f.be, FAKE_READ) > reads);
+	reads = fake_be_calls(f.be, FAKE_READ);
+
+	/* region 100 rewritten with the tombstone too (same mtime, another
+	 * size): it now holds a record the reader keeps */
+	assert_int_equal(fake_be_add(f.be, "c/m/100/wal.txt", f.wal, f.len,
+				     NOW - 3 * HOUR),
+			 0);
+	assert_int_equal(imapsum_figures(f.be, "c/m", &f.o, &g), 0);
+	assert_true(fake_be_calls(f.be, FAKE_READ) > reads);
+	assert_int_equal(g.reclaim_bytes, 0);
+	reads = fake_be_calls(f.be, FAKE_READ);
+	/* only the mtime changes: decoded afresh as well */
+	assert_int_equal(fake_be_add(f.be, "c/m/100/wal.txt", f.wal, f.len,
+				     NOW - 3 * HOUR + 1),
+			 0);
+	assert_int_equal(imapsum_figures(f.be, "c/m", &f.o, &g), 0);
+	assert_true(fake_be_calls(f.be, FAKE_READ) > reads);
+	pcache_free(f.o.cache);
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -451,6 +518,7 @@ int main(void)
 		cmocka_unit_test(test_imapsum_header_bytes_ignored),
 		cmocka_unit_test(test_imapsum_load_fails_verdict),
 		cmocka_unit_test(test_imapsum_rm_decision_is_the_verdict),
+		cmocka_unit_test(test_imapsum_figures_cached_by_listing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
