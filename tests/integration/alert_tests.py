@@ -182,4 +182,43 @@ w("""  - interval: 1m
             exp_annotations:
               summary: 'stfs refused 2 deletions in 15 minutes (see .stfs/audit)'
 """ % {"up": up})
+# 4. reclaimable and superseded IMap WAL, on a map's labels as exported
+im = [l for l in series["stfs_imap_reclaimable_bytes"]][0]
+imd = labels(im)
+w("""  - interval: 1m
+    input_series:
+      - series: 'stfs_imap_reclaimable_bytes%(im)s'
+        values: '0 0 %(big)dx40'
+      - series: 'stfs_imap_superseded_bytes%(im)s'
+        values: '%(big)dx100'
+    alert_rule_test:
+      - eval_time: 10m
+        alertname: StfsImapWalReclaimable
+        exp_alerts: []
+      - eval_time: 30m
+        alertname: StfsImapWalReclaimable
+        exp_alerts:
+          - exp_labels:
+%(labs)s
+            exp_annotations:
+              summary: '2GiB of IMap WAL in %(c)s/%(m)s can be removed now (see imap/%(c)s/%(m)s.summary)'
+      - eval_time: 90m
+        alertname: StfsImapWalSuperseded
+        exp_alerts: []
+""" % {"im": im, "big": 2 * GiB, "labs": explabels(imd, severity="info"),
+       "c": imd["cluster"], "m": imd["map"]})
+w("""  - interval: 1m
+    input_series:
+      - series: 'stfs_imap_superseded_bytes%(im)s'
+        values: '%(big)dx100'
+    alert_rule_test:
+      - eval_time: 90m
+        alertname: StfsImapWalSuperseded
+        exp_alerts:
+          - exp_labels:
+%(labs)s
+            exp_annotations:
+              summary: '6GiB of superseded IMap WAL in %(c)s/%(m)s, removable while the engine is stopped'
+""" % {"im": im, "big": 6 * GiB, "labs": explabels(imd, severity="info"),
+       "c": imd["cluster"], "m": imd["map"]})
 open(out, "w").write("".join(t))

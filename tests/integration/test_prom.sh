@@ -19,7 +19,7 @@ python3 "$ROOT/scripts/genstate.py" --out "$STATE" --jobs 12 --seed 11 \
 start_sim "$STATE/scenario.json" a
 PORT=$SIM_PORT_a
 M=$T/mnt
-mount_stfs "$M" -o "checkpoint=file://$STATE/checkpoint/,engine=http://127.0.0.1:$PORT,imap=file://$STATE/imap/,state_dir=$T/statedir,timeout=2000" ||
+mount_stfs "$M" -o "checkpoint=file://$STATE/checkpoint/,engine=http://127.0.0.1:$PORT,imap=file://$STATE/imap/,state_dir=$T/statedir,timeout=2000,cache_ttl=1000,engine_ttl=1000" ||
 	{ finish; exit 1; }
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -103,5 +103,62 @@ python3 "$ROOT/tests/integration/alert_tests.py" "$T/scrape.txt" "$T/mutated.yml
 	"$T/mutated.test.yml" >/dev/null
 check "promtool test rules fails on a mutated rule (the tests can fail)" \
 	bash -c "! promtool test rules '$T/mutated.test.yml' >/dev/null 2>&1"
+
+# IMap WAL series (README "Reclaiming IMap WAL space"): against an
+# independent reader of the generator's files (walref.py), and promtool-clean
+WALREF=$ROOT/tests/integration/walref.py
+imap_series() { # FILE: "cluster map wal reclaimable superseded" per map
+	python3 - "$1" <<'PY'
+import re, sys
+v = {}
+for l in open(sys.argv[1]):
+    m = re.match(r'stfs_imap_(wal|reclaimable|superseded)_bytes\{cluster="([^"]*)",map="([^"]*)"\} (\d+)$', l)
+    if m: v.setdefault((m.group(2), m.group(3)), {})[m.group(1)] = m.group(4)
+for (c, mp), d in sorted(v.items()):
+    print(c, mp, d.get("wal"), d.get("reclaimable"), d.get("superseded"))
+PY
+}
+check "the scrape has the IMap WAL series" grep -q '^stfs_imap_reclaimable_bytes{cluster="seatunnel",map=' "$T/scrape.txt"
+check_eq "engine up: wal, reclaimable (0) and superseded bytes per map = walref's count" \
+	"$(python3 "$WALREF" figures "$STATE/imap" 3600 up)" "$(imap_series "$T/scrape.txt")"
+check "some generated map has superseded bytes" \
+	awk '$1 == "stfs_imap_superseded_bytes{cluster=\"seatunnel\",map=\"engine_checkpoint-id-map\"}" && $2 > 0 {f=1} END {exit !f}' "$T/scrape.txt"
+n_ver=$(grep -c '^stfs_imap_regions{' "$T/scrape.txt")
+n_map=$(grep -c '^stfs_imap_wal_bytes{' "$T/scrape.txt")
+check_eq "stfs_imap_regions has all six verdicts per map" "$((n_map * 6))" "$n_ver"
+check_eq "stfs_imap_regions adds up to the generator's region directories" \
+	"$(find "$STATE/imap" -mindepth 3 -maxdepth 3 -type d | wc -l)" \
+	"$(awk '/^stfs_imap_regions\{/ {s += $2} END {print s}' "$T/scrape.txt")"
+out=$(grep -v '^node_\|^go_\|^process_\|^promhttp_' "$M/stfs.prom" | promtool check metrics 2>&1)
+check_eq "promtool check metrics accepts stfs.prom with the IMap series" "" "$out"
+# the engine stops: what rm -r accepts now is the superseded regions
+stop_pid "$SIM_PID_a"
+sleep 2.2 # cache_ttl + engine_ttl
+cat "$M/stfs.prom" >"$T/prom2.txt"
+check_eq "engine stopped: reclaimable = superseded = walref's count per map" \
+	"$(python3 "$WALREF" figures "$STATE/imap" 3600 stopped)" "$(imap_series "$T/prom2.txt")"
+map=engine_checkpoint-id-map
+reg=$(python3 "$WALREF" regions "$STATE/imap/seatunnel/$map" 3600 stopped | awk '$3 == "removable" {print $1; exit}')
+size=$(python3 "$WALREF" regions "$STATE/imap/seatunnel/$map" 3600 stopped | awk '$3 == "removable" {print $2; exit}')
+before=$(awk -v k="stfs_imap_reclaimable_bytes{cluster=\"seatunnel\",map=\"$map\"}" '$1 == k {print $2}' "$T/prom2.txt")
+check "a removable region of $map ($reg, $size bytes)" test -n "$reg" -a "${size:-0}" -gt 0
+check "rm -r of it succeeds" rm -r "$M/imap/seatunnel/$map/$reg"
+check "its raw directory is gone" test ! -e "$STATE/imap/seatunnel/$map/$reg"
+sleep 1.1
+after=$(awk -v k="stfs_imap_reclaimable_bytes{cluster=\"seatunnel\",map=\"$map\"}" '$1 == k {print $2}' "$M/stfs.prom")
+check_eq "the removal lowered stfs_imap_reclaimable_bytes by its size" "$((before - size))" "$after"
+
+# decoded maps are cached by listing: of two renders of one map's summary
+# (past cache_ttl), the first reads its WAL files, the second only lists
+calls() { awk '$1 == "stfs_backend_request_duration_seconds_count{backend=\"imap\"}" {print $2}' "$M/.stfs/stats"; }
+cp -a "$STATE/imap/seatunnel/engine_runningJobState" "$STATE/imap/seatunnel/copy"
+n_files=$(find "$STATE/imap/seatunnel/copy" -name '*wal.txt' -size +0 | wc -l)
+# (.stfs/stats and the summary are each rendered once per cache_ttl)
+sleep 1.1; c0=$(calls); cat "$M/imap/seatunnel/copy.summary" >"$T/copy1"
+sleep 1.1; c1=$(calls); cat "$M/imap/seatunnel/copy.summary" >"$T/copy2"
+sleep 1.1; c2=$(calls)
+check_eq "the cached summary is the same text" "$(cat "$T/copy1")" "$(cat "$T/copy2")"
+check "a cold summary reads each of the $n_files WAL files, a warm one none (imap calls: cold $((c1 - c0)), warm $((c2 - c1)))" \
+	test "$((c1 - c0 - (c2 - c1)))" -ge "$n_files" -a "$n_files" -gt 0
 
 finish
