@@ -24,6 +24,13 @@ Writes, under --out DIR:
   imap/seatunnel/<mapName>/<region>/<N>_wal.txt    (--imap --imap-object-store)
       S3/OSS CloudWriter: 1_wal.txt, 2_wal.txt, ... (next file once one is
       past --imap-block-size); no object before a region's first write.
+  imap/seatunnel/engine_runningJobMetrics/...      (--imap --imap-wal-mix)
+      five regions (two older starts of 5801 besides those of every map):
+      key 1L rewritten every 10 s, a tombstone, a same-timestamp conflict,
+      a truncated tail (in 2_wal.txt on object stores, after which more
+      blocks follow: 10_wal.txt after 2_wal.txt with a small block size),
+      5802's empty live region; scenario.json imap.expected: the reader's
+      counts (records, keys, live_keys, tombstones, ties, tail_bytes).
   scenario.json (or --scenario-out): input of scripts/stsim.py; "version"
       (--version), jobs with startTime, and "imap" (members, and per map and
       region its member, start time and whether it is live).
@@ -164,6 +171,7 @@ class Gen:
         # (job ids, file names) stays what the suites were written against
         self.rng2 = random.Random(a.seed * 7919 + 17)
         self.imap_info = None
+        self.torn = {}  # (map, region) -> truncated-tail bytes
         self.now = a.now_ms
         self.out = a.out
         self.ck = os.path.join(a.out, "checkpoint")
@@ -627,6 +635,10 @@ class Gen:
         if recs:
             data[("engine_stateTimestamps", region_new)] = recs
 
+        extra = {}  # map -> [(region, member, started, live)] of its own
+        if self.a.imap_wal_mix:
+            extra = self.wal_mix(data, regions, ma, old_start, t_old, t0)
+
         # every map has a region per member start; the live wal.txt is
         # created empty at start (HDFS/local).  Object stores: no object
         # before the first write, then <n>_wal.txt blocks.
@@ -635,36 +647,103 @@ class Gen:
                 "store": "object" if self.a.imap_object_store else "hdfs",
                 "regions": {}}
         for m in maps:
-            for region, member, started, live in regions:
+            for region, member, started, live in regions + extra.get(m, []):
                 recs = data.get((m, region), [])
+                torn = self.torn.get((m, region), b"")
                 d = os.path.join(base, m, region)
                 if self.a.imap_object_store:
                     if not recs:
                         continue
-                    self.write_blocks(d, recs)
+                    self.write_blocks(d, recs, torn)
                 else:
-                    self.write(os.path.join(d, "wal.txt"), pe.encode_wal(recs),
+                    self.write(os.path.join(d, "wal.txt"),
+                               pe.encode_wal(recs) + torn,
                                max(r["timestamp"] for r in recs) if recs else started)
                 info["regions"].setdefault(m, {})[region] = {
                     "member": member, "started_ms": started, "live": live}
+        if self.a.imap_wal_mix:
+            info["expected"] = {m: self.wal_expected(m, data)
+                                for m in sorted({k[0] for k in data})}
         self.imap_info = info
 
-    def write_blocks(self, d, recs):
+    WAL_MIX_MAP = "engine_runningJobMetrics"
+
+    def wal_mix(self, data, regions, ma, old_start, t_old, t0):
+        """--imap-wal-mix: engine_runningJobMetrics as a long-running
+        cluster leaves it: its single key 1L rewritten every 10 s over
+        several member starts (two older ones of member A besides those of
+        every map), a key that a tombstone ends, a same-timestamp conflict
+        (a live record and a tombstone of key 3 at one millisecond), a
+        truncated tail in one file (on object stores in 2_wal.txt, of a
+        region with many <n>_wal.txt blocks), and member B's empty live
+        region.  Returns the map's extra regions."""
+        m = self.WAL_MIX_MAP
+        a0_start = old_start - 2 * 3600000 - self.rng2.randrange(1000, 60000)
+        a1_start = old_start - 3600000 - self.rng2.randrange(1000, 60000)
+        base = int(regions[0][0])
+        r_a0 = str(base - self.rng2.randrange(10 ** 9, 10 ** 12))
+        r_a1 = str(base + self.rng2.randrange(10 ** 12, 10 ** 13))
+        rec = pe.long_long_record
+        a0 = [rec(2, 20, a0_start + 5000)]
+        a0 += [rec(1, i, a0_start + 10000 * i) for i in range(1, 9)]
+        a1 = [rec(1, 100 + i, a1_start + 10000 * (i + 1)) for i in range(60)]
+        old = [rec(1, 200 + i, t_old + 10000 * (i + 1)) for i in range(6)]
+        new = [rec(1, 300 + i, t0 + 10000 * (i + 1)) for i in range(6)]
+        tie = t0 + 90000
+        new += [rec(2, None, t0 + 70000, deleted=True),
+                rec(3, 7, tie), rec(3, None, tie, deleted=True)]
+        data[(m, r_a0)] = a0
+        data[(m, r_a1)] = a1
+        data[(m, regions[0][0])] = old
+        data[(m, regions[1][0])] = new
+        # a record cut short by the end of its file
+        self.torn[(m, r_a1)] = pe.encode_wal_record(
+            rec(1, 999, a1_start + 10000 * 61))[:17]
+        return {m: [(r_a0, ma, a0_start, False), (r_a1, ma, a1_start, False)]}
+
+    def wal_expected(self, m, data):
+        """What the engine's reader gets from map m, from the records the
+        generator wrote: newest per key wins, at one timestamp the record
+        written last (stfs's order; the engine's is undefined there)."""
+        recs = [r for (mm, _), rs in sorted(data.items()) if mm == m for r in rs]
+        win, ties = {}, 0
+        bykey = {}
+        for r in recs:
+            bykey.setdefault(repr(r["key"]), []).append(r)
+        for k, rs in bykey.items():
+            top = max(r["timestamp"] for r in rs)
+            at = [r for r in rs if r["timestamp"] == top]
+            says = {(r["deleted"], repr(r.get("value"))) for r in at}
+            ties += len(says) > 1
+            win[k] = at[-1]["deleted"]
+        return {"records": len(recs),
+                "tombstones": sum(r["deleted"] for r in recs),
+                "keys": len(bykey),
+                "live_keys": sum(not d for d in win.values()),
+                "ties": ties,
+                "tail_bytes": sum(len(t) for (mm, _), t in self.torn.items()
+                                  if mm == m)}
+
+    def write_blocks(self, d, recs, torn=b""):
         """CloudWriter: the block is rewritten on every append and a new
-        <n+1>_wal.txt begins once it is past the block size."""
+        <n+1>_wal.txt begins once it is past the block size.  `torn` ends
+        2_wal.txt (or the only file) as a truncated tail."""
         block, n, cur = self.a.imap_block_size, 1, []
         size = 0
+        blocks = []
         for r in recs:
             b = pe.encode_wal_record(r)
             cur.append((b, r["timestamp"]))
             size += len(b)
             if size > block:
-                self.write(os.path.join(d, "%d_wal.txt" % n),
-                           b"".join(x for x, _ in cur), cur[-1][1])
+                blocks.append(cur)
                 n, cur, size = n + 1, [], 0
         if cur:
-            self.write(os.path.join(d, "%d_wal.txt" % n),
-                       b"".join(x for x, _ in cur), cur[-1][1])
+            blocks.append(cur)
+        for i, blk in enumerate(blocks):
+            tail = torn if i == min(1, len(blocks) - 1) else b""
+            self.write(os.path.join(d, "%d_wal.txt" % (i + 1)),
+                       b"".join(x for x, _ in blk) + tail, blk[-1][1])
 
     # ------------------------------------------------------------ scenario
     def write_scenario(self):
@@ -746,6 +825,11 @@ def main(argv=None):
                     help="also write imap/seatunnel/<map>/<region>/wal.txt")
     ap.add_argument("--imap-object-store", action="store_true",
                     help="IMap as on S3/OSS: <region>/<n>_wal.txt, no empty objects")
+    ap.add_argument("--imap-wal-mix", action="store_true",
+                    help="with --imap: engine_runningJobMetrics with two more "
+                         "old regions, overwrites, a tombstone, a "
+                         "same-timestamp conflict and a truncated tail; "
+                         "scenario.json imap.expected holds the reader's counts")
     ap.add_argument("--imap-block-size", type=int, default=1 << 20,
                     help="object-store block size in bytes (engine: 1 MiB or more; "
                          "smaller only to see rotation in tests)")

@@ -80,6 +80,21 @@ PY
 before=$(live_keys "$IM/c/m")
 check "the hand-built map has live keys" test -n "$before"
 
+# the generator's WAL mix (several regions per map, overwrites, tombstones,
+# a same-timestamp conflict, a truncated tail, an empty live region), as
+# on local/HDFS (cluster gen) and object stores (cluster genobj: <n>_wal.txt
+# with 10_wal.txt after 2_wal.txt); walref.py is an independent reader
+WALREF=$ROOT/tests/integration/walref.py
+for v in gen genobj; do
+	extra=; [ $v = genobj ] && extra="--imap-object-store --imap-block-size 256"
+	# shellcheck disable=SC2086
+	python3 "$ROOT/scripts/genstate.py" --out "$T/$v" --jobs 6 --seed 5 \
+		--imap --imap-wal-mix $extra >>"$T/gen.log" 2>&1 || { cat "$T/gen.log"; exit 1; }
+	mv "$T/$v/imap/seatunnel" "$IM/$v"
+done
+check "the object-store mix has 10_wal.txt after 2_wal.txt" \
+	bash -c "ls '$IM'/genobj/engine_runningJobMetrics/*/10_wal.txt >/dev/null"
+
 start_sim "$STATE/scenario.json" a
 PORT=$SIM_PORT_a
 M=$T/mnt
@@ -94,6 +109,41 @@ rm_r_errno() {
 	if [ $? = 0 ]; then echo OK; else echo "$err" | errno_of_msg; fi
 }
 as_rm() { [ "$1" = removable ] && echo OK || echo "$1"; }
+
+# every generated map's summary = walref's count = what the generator wrote
+sum_counts() { awk '$1 ~ /^(records|keys|live_keys|tombstones|ties|tail_bytes|bytes|regions)$/ {print $1, $2}' "$1" | sort; }
+errs=0; n=0
+for v in gen genobj; do
+	for d in "$IM/$v"/*/; do
+		mp=$(basename "$d"); n=$((n + 1))
+		want=$(python3 "$WALREF" summary "$d" | sort)
+		got=$(sum_counts "$M/imap/$v/$mp.summary")
+		[ "$want" = "$got" ] || { echo "    $v/$mp: walref [$want] stfs [$got]"; errs=$((errs + 1)); }
+	done
+done
+check_eq "summaries of the $n generated maps match walref's independent count" 0 "$errs"
+gen_exp() { python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["imap"]["expected"][sys.argv[2]]; print(" ".join("%s %s" % (k, e[k]) for k in sorted(e)))' "$T/$1/scenario.json" "$2"; }
+for v in gen genobj; do
+	check_eq "$v: the mix map's counts are what the generator wrote" \
+		"$(gen_exp $v engine_runningJobMetrics)" \
+		"$(sum_counts "$M/imap/$v/engine_runningJobMetrics.summary" | grep -v '^bytes \|^regions ' | tr '\n' ' ' | sed 's/ $//')"
+done
+check "the mix map's summary names the same-timestamp conflict" \
+	grep -q '^ties: ' "$M/imap/gen/engine_runningJobMetrics.summary"
+gen_verdicts() { # CLUSTER ENGINE: "map region bytes verdict" walref vs stfs
+	for d in "$IM/$1"/*/; do
+		mp=$(basename "$d")
+		python3 "$WALREF" regions "$d" 1800 "$2" | sed "s/^/$mp /" >>"$T/want.$1"
+		awk -v mp="$mp" 'f && NF == 0 {exit} f {print mp, $1, $3, $4} /^region / {f=1}' \
+			"$M/imap/$1/$mp.summary" >>"$T/got.$1"
+	done
+}
+for v in gen genobj; do
+	: >"$T/want.$v"; : >"$T/got.$v"
+	gen_verdicts $v up
+	check_eq "engine up: $v's verdict per region = walref's ($(wc -l <"$T/want.$v") regions)" \
+		"$(sort "$T/want.$v")" "$(sort "$T/got.$v")"
+done
 
 cp "$M/imap/c/m.summary" "$T/sum1"
 check "the summary counts the reader's live keys" \
@@ -116,6 +166,32 @@ check "refusals are audited" grep -q "path=/imap/c/m/100/wal.txt .*errno=EBUSY" 
 stop_pid "$SIM_PID_a"
 sleep 2.5 # the summary is at most cache_ttl + engine_ttl old
 cp "$M/imap/c/m.summary" "$T/sum2"
+for v in gen genobj; do
+	: >"$T/want.$v"; : >"$T/got.$v"
+	gen_verdicts $v stopped
+	check_eq "engine stopped: $v's verdict per region = walref's" \
+		"$(sort "$T/want.$v")" "$(sort "$T/got.$v")"
+done
+check "engine stopped: some generated regions are removable" grep -q ' removable$' "$T/want.gen"
+# rm -r of every generated region answers its verdict; the reader's live
+# key set of each map stays
+map=engine_runningJobMetrics
+keys0=$(live_keys "$IM/gen/$map")
+errs=0
+while read -r mp r b want; do
+	[ "$mp" = "$map" ] || continue
+	got=$(rm_r_errno "$M/imap/gen/$mp/$r")
+	[ "$(as_rm "$want")" = "$got" ] || { echo "    $mp/$r: verdict $want, rm $got"; errs=$((errs + 1)); }
+	if [ "$want" = removable ]; then
+		[ ! -e "$IM/gen/$mp/$r" ] || { echo "    $mp/$r still in storage"; errs=$((errs + 1)); }
+	else
+		[ -d "$IM/gen/$mp/$r" ] || { echo "    $mp/$r gone"; errs=$((errs + 1)); }
+	fi
+done <"$T/want.gen"
+check_eq "rm -r of each region of the mix map answers walref's verdict, storage agrees" 0 "$errs"
+check_eq "the mix map's live key set is unchanged" "$keys0" "$(live_keys "$IM/gen/$map")"
+check "the mix map lost regions" test "$(ls "$IM/gen/$map" | wc -l)" -lt 5
+
 check_eq "engine stopped: 100 removable" removable "$(verdict 100)"
 check_eq "engine stopped: 500 removable" removable "$(verdict 500)"
 check_eq "engine stopped: 200 still EPERM" EPERM "$(verdict 200)"
