@@ -41,13 +41,21 @@ static int split(const char *path, char *mapdir, size_t mapsz, char *region,
 	return 0;
 }
 
+/* "/imap/wal/<name>-<partition>.wal": a partition file of the documented
+ * layout (README "Layouts"), decided as a region of its own. */
+static bool is_doc_path(const char *path)
+{
+	return strncmp(path, "/imap/wal/", 10) == 0 &&
+	       imapsum_doc_partition(path + 10, NULL);
+}
+
 bool imapdel_is_region_path(const char *path)
 {
 	char mapdir[2048], region[256];
 	const char *rest;
 
-	return split(path, mapdir, sizeof(mapdir), region, sizeof(region),
-		     &rest) == 0;
+	return is_doc_path(path) || split(path, mapdir, sizeof(mapdir), region,
+					  sizeof(region), &rest) == 0;
 }
 
 enum region_engine imapdel_engine(struct stfs *fs, unsigned max_age_ms)
@@ -107,25 +115,56 @@ static void audit_region(struct stfs *fs, const struct caller *c,
 	audit_record(fs->audit, &r);
 }
 
+/* What rm decides from: the mount, the caller, a fresh engine answer. */
+static struct imapsum_opts rm_opts(struct stfs *fs, const struct caller *c)
+{
+	struct imapsum_opts o = {
+		.grace_ns = (int64_t)fs->conf.imap_grace_s * 1000000000,
+		.ro = fs->conf.ro,
+		.caller_denied = !delete_caller_allowed(fs, c),
+	};
+
+	o.engine = imapdel_engine(fs, 1); /* a fresh answer */
+	return o;
+}
+
 /* Decide for the region of `path`; 0 and *res, or -errno (no region). */
 static int decide(struct stfs *fs, const struct caller *c, const char *path,
 		  char *mapdir, size_t mapsz, const char **rest,
 		  struct rule_result *res)
 {
 	char region[256];
-	struct imapsum_opts o = {
-		.grace_ns = (int64_t)fs->conf.imap_grace_s * 1000000000,
-		.ro = fs->conf.ro,
-		.caller_denied = !delete_caller_allowed(fs, c),
-	};
+	struct imapsum_opts o;
 	int rc = split(path, mapdir, mapsz, region, sizeof(region), rest);
 
 	if (rc)
 		return rc;
 	if (!fs->imap)
 		return -ENOENT;
-	o.engine = imapdel_engine(fs, 1); /* a fresh answer */
+	o = rm_opts(fs, c);
 	return imapsum_region_decide(fs->imap, mapdir, region, &o, res);
+}
+
+/* unlink of a documented-layout partition file: the same rule, each file
+ * a region of its map's partitions. */
+static int doc_unlink(struct stfs *fs, const struct caller *c, const char *path)
+{
+	const char *key = path + 6; /* wal/<file> */
+	struct imapsum_opts o = rm_opts(fs, c);
+	struct rule_result res;
+	int rc = imapsum_doc_decide(fs->imap, "wal", path + 10, &o, &res);
+
+	if (rc == -ENOENT) /* listed no more, or not a partition file */
+		return -ENOENT;
+	if (rc)
+		return rc;
+	if (res.err) {
+		audit_region(fs, c, "unlink", path, key, res.rule, res.err);
+		return -res.err;
+	}
+	rc = be_remove(fs->imap, key);
+	audit_region(fs, c, "unlink", path, key, "", rc < 0 ? -rc : 0);
+	return rc;
 }
 
 int imapdel_unlink(struct stfs *fs, const struct caller *c, const char *path)
@@ -139,6 +178,8 @@ int imapdel_unlink(struct stfs *fs, const struct caller *c, const char *path)
 
 	if (!fs->imap)
 		return -ENOENT;
+	if (is_doc_path(path))
+		return doc_unlink(fs, c, path);
 	if (snprintf(key, sizeof(key), "%s", path + 6) >= (int)sizeof(key))
 		return -ENAMETOOLONG;
 	rc = be_stat(fs->imap, key, &a);
@@ -172,7 +213,11 @@ int imapdel_rmdir(struct stfs *fs, const struct caller *c, const char *path)
 	const char *rest;
 	struct rule_result res;
 	const char *key = path + 6;
-	int rc = decide(fs, c, path, mapdir, sizeof(mapdir), &rest, &res);
+	int rc;
+
+	if (is_doc_path(path))
+		return -ENOTDIR; /* a partition file */
+	rc = decide(fs, c, path, mapdir, sizeof(mapdir), &rest, &res);
 
 	if (rc == -ENOENT && fs->imap) {
 		/* no WAL file left (rm -r removed them): an empty directory,

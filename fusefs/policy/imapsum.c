@@ -27,6 +27,8 @@ struct wal_file {
 	size_t region; /* index into walk.regions */
 };
 
+static bool is_wal(const char *name);
+
 struct walk {
 	struct wal_file *files;
 	size_t n_files, cap_files;
@@ -34,7 +36,47 @@ struct walk {
 	size_t n, cap;
 	uint64_t total;
 	int err;
+	/* the documented layout (README "Layouts"): the map's name, its files
+	 * are <doc>-<partition>.wal directly in the directory, each file its
+	 * own region; NULL: the engine's <region>/wal.txt */
+	const char *doc;
 };
+
+bool imapsum_doc_partition(const char *file, size_t *name_len)
+{
+	size_t n = strlen(file);
+	const char *dash, *p;
+
+	if (n < 6 || strcmp(file + n - 4, ".wal") != 0 || strchr(file, '/'))
+		return false;
+	dash = NULL;
+	for (p = file + n - 5; p > file; p--)
+		if (*p == '-') {
+			dash = p;
+			break;
+		}
+	if (!dash || dash == file + n - 5 + 1)
+		return false;
+	for (p = dash + 1; p < file + n - 4; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	if (p == dash + 1)
+		return false;
+	if (name_len)
+		*name_len = (size_t)(dash - file);
+	return true;
+}
+
+/* Whether `name` is one of the map's WAL files. */
+static bool is_map_file(const struct walk *w, const char *name)
+{
+	size_t nl;
+
+	if (!w->doc)
+		return is_wal(name);
+	return imapsum_doc_partition(name, &nl) && nl == strlen(w->doc) &&
+	       memcmp(name, w->doc, nl) == 0;
+}
 
 static bool is_wal(const char *name)
 {
@@ -71,7 +113,7 @@ static int walk_fill(void *cookie, const char *name, const struct be_attr *a)
 {
 	struct walk *w = cookie;
 
-	if (!is_wal(name) || a->type != BE_FILE)
+	if (a->type != BE_FILE || !is_map_file(w, name))
 		return 0;
 	if (w->n_files == w->cap_files) {
 		size_t cap = w->cap_files ? w->cap_files * 2 : 16;
@@ -142,7 +184,9 @@ static int read_regions(struct walk *w)
 	qsort(w->files, w->n_files, sizeof(*w->files), cmp_file);
 	for (size_t i = 0; i < w->n_files; i++) {
 		struct wal_file *f = &w->files[i];
-		struct region *r = region_of(w, f->name, region_len(f->name));
+		struct region *r = region_of(w, f->name,
+					     w->doc ? strlen(f->name)
+						    : region_len(f->name));
 
 		if (!r)
 			return -ENOMEM;
@@ -211,8 +255,8 @@ static void mapsum_free(struct mapsum *m)
  * hashes (different bases) of its sorted listing -- every WAL file's name,
  * size and mtime.  A file that grows, is rewritten, added or removed
  * changes the key, so a cached decode is never stale. */
-static void cache_key(const char *mapdir, const struct walk *w, char *key,
-		      size_t keysz)
+static void cache_key(const char *mapdir, const char *doc, const struct walk *w,
+		      char *key, size_t keysz)
 {
 	uint64_t h1 = 0xcbf29ce484222325ULL, h2 = 0x84222325cbf29ce4ULL;
 
@@ -230,8 +274,8 @@ static void cache_key(const char *mapdir, const struct walk *w, char *key,
 				     0x100000001b3ULL;
 			}
 	}
-	snprintf(key, keysz, "imapsum:%s\n%016" PRIx64 "%016" PRIx64 "/%zu",
-		 mapdir, h1, h2, w->n_files);
+	snprintf(key, keysz, "imapsum:%s\n%s\n%016" PRIx64 "%016" PRIx64 "/%zu",
+		 mapdir, doc ? doc : "", h1, h2, w->n_files);
 }
 
 /* What decoding a map yields beyond its listing: the reader's summary and
@@ -272,7 +316,7 @@ static void cache_set(struct pcache *pc, const char *key,
 
 /* Decode the WAL files of map `mapdir`: list them, then (unless `cache`
  * holds this very listing) stream every file through the reader. */
-static int mapsum_load(struct backend *be, const char *mapdir,
+static int mapsum_load(struct backend *be, const char *mapdir, const char *doc,
 		       struct pcache *cache, struct mapsum *m)
 {
 	struct be_files bf = {.be = be, .mapdir = mapdir, .w = &m->w};
@@ -284,7 +328,8 @@ static int mapsum_load(struct backend *be, const char *mapdir,
 
 	memset(m, 0, sizeof(*m));
 	m->newest_ns = INT64_MIN;
-	rc = be_list(be, mapdir, BE_LIST_RECURSIVE, walk_fill, &m->w);
+	m->w.doc = doc;
+	rc = be_list(be, mapdir, doc ? 0 : BE_LIST_RECURSIVE, walk_fill, &m->w);
 	if (rc == 0)
 		rc = m->w.err;
 	if (rc == 0)
@@ -295,7 +340,7 @@ static int mapsum_load(struct backend *be, const char *mapdir,
 		if (m->w.regions[i].mtime_ns > m->newest_ns)
 			m->newest_ns = m->w.regions[i].mtime_ns;
 	if (cache) {
-		cache_key(mapdir, &m->w, key, sizeof(key));
+		cache_key(mapdir, doc, &m->w, key, sizeof(key));
 		if (cache_get(cache, key, m))
 			return 0;
 	}
@@ -358,14 +403,14 @@ static struct imapsum_opts opts_of(const struct imapsum_opts *opts)
 	return o;
 }
 
-int imapsum_region_decide(struct backend *be, const char *mapdir,
-			  const char *region, const struct imapsum_opts *opts,
-			  struct rule_result *out)
+static int decide_in(struct backend *be, const char *mapdir, const char *doc,
+		     const char *region, const struct imapsum_opts *opts,
+		     struct rule_result *out)
 {
 	struct imapsum_opts o = opts_of(opts);
 	struct mapsum m;
 	struct region_input in;
-	int rc = mapsum_load(be, mapdir, NULL, &m); /* rm: afresh */
+	int rc = mapsum_load(be, mapdir, doc, NULL, &m); /* rm: afresh */
 
 	if (rc == 0) {
 		rc = -ENOENT;
@@ -437,7 +482,7 @@ int imapsum_figures(struct backend *be, const char *mapdir,
 {
 	struct imapsum_opts o = opts_of(opts);
 	struct mapsum m;
-	int rc = mapsum_load(be, mapdir, o.cache, &m);
+	int rc = mapsum_load(be, mapdir, NULL, o.cache, &m);
 
 	if (rc == 0)
 		mapsum_figures(&m, &o, out);
@@ -445,20 +490,24 @@ int imapsum_figures(struct backend *be, const char *mapdir,
 	return rc;
 }
 
-int imapsum_render(struct backend *be, const char *mapdir,
-		   const struct imapsum_opts *opts, struct buf *out)
+static int render_in(struct backend *be, const char *mapdir, const char *doc,
+		     const struct imapsum_opts *opts, struct buf *out)
 {
 	struct imapsum_opts o = opts_of(opts);
 	struct mapsum m;
 	const struct wal_summary *s = &m.s;
 	struct imapsum_fig fig;
 	const char *map = strrchr(mapdir, '/');
-	int rc = mapsum_load(be, mapdir, o.cache, &m);
+	int rc = mapsum_load(be, mapdir, doc, o.cache, &m);
 
 	/* map and region names are directory names: escaped (textesc.h) */
 	buf_printf(out, "%-13s", "map");
-	textesc_puts(out, map ? map + 1 : mapdir);
+	textesc_puts(out, doc ? doc : map ? map + 1 : mapdir);
 	buf_puts(out, "\n");
+	if (doc)
+		buf_printf(out, "%-13s%s\n", "layout",
+			   "documented: <name>-<partition>.wal, each "
+			   "partition file a region");
 	if (rc)
 		goto out;
 	buf_printf(out, "%-13s%zu\n", "regions", m.w.n);
@@ -517,5 +566,63 @@ int imapsum_render(struct backend *be, const char *mapdir,
 			 "win)\n");
 out:
 	mapsum_free(&m);
+	return rc;
+}
+
+int imapsum_region_decide(struct backend *be, const char *mapdir,
+			  const char *region, const struct imapsum_opts *opts,
+			  struct rule_result *out)
+{
+	return decide_in(be, mapdir, NULL, region, opts, out);
+}
+
+int imapsum_render(struct backend *be, const char *mapdir,
+		   const struct imapsum_opts *opts, struct buf *out)
+{
+	return render_in(be, mapdir, NULL, opts, out);
+}
+
+int imapsum_doc_render(struct backend *be, const char *waldir, const char *name,
+		       const struct imapsum_opts *opts, struct buf *out)
+{
+	return render_in(be, waldir, name, opts, out);
+}
+
+int imapsum_doc_decide(struct backend *be, const char *waldir, const char *file,
+		       const struct imapsum_opts *opts, struct rule_result *out)
+{
+	char name[256];
+	size_t nl;
+
+	if (!imapsum_doc_partition(file, &nl) || nl >= sizeof(name))
+		return -ENOENT;
+	memcpy(name, file, nl);
+	name[nl] = '\0';
+	return decide_in(be, waldir, name, file, opts, out);
+}
+
+int imapsum_doc_stat(struct backend *be, const char *waldir, const char *name,
+		     struct be_attr *out)
+{
+	struct walk w = {.doc = name};
+	int rc = be_list(be, waldir, 0, walk_fill, &w);
+
+	if (rc == 0)
+		rc = w.err;
+	if (rc == 0 && w.n_files == 0)
+		rc = -ENOENT;
+	if (rc == 0) {
+		memset(out, 0, sizeof(*out));
+		out->type = BE_FILE;
+		out->mtime_ns = INT64_MIN;
+		for (size_t i = 0; i < w.n_files; i++) {
+			out->size += w.files[i].size;
+			if (w.files[i].mtime_ns > out->mtime_ns)
+				out->mtime_ns = w.files[i].mtime_ns;
+		}
+	}
+	for (size_t i = 0; i < w.n_files; i++)
+		free(w.files[i].name);
+	free(w.files);
 	return rc;
 }

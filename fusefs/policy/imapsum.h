@@ -79,4 +79,26 @@ int imapsum_region_decide(struct backend *be, const char *mapdir,
 			  const char *region, const struct imapsum_opts *opts,
 			  struct rule_result *out);
 
+/*
+ * The documented layout (README "Layouts"; no engine writes it):
+ * <base-dir>/wal/<name>-<partition>.wal.  The partition files of map
+ * <name> in directory `waldir` are read like the engine's WAL files, each
+ * on its own, and each is a region of its own: the same summary, and the
+ * same rule (rules_decide_region) for rm of one of them.
+ */
+/** Whether `file` is "<name>-<digits>.wal"; *name_len: the name's length. */
+bool imapsum_doc_partition(const char *file, size_t *name_len);
+/** The summary of map `name`'s partition files in `waldir`.  0/-errno. */
+int imapsum_doc_render(struct backend *be, const char *waldir, const char *name,
+		       const struct imapsum_opts *opts, struct buf *out);
+/** 0 and the newest mtime (and total size) of map `name`'s partition
+ * files in `waldir`; -ENOENT when there are none.  Lists only. */
+int imapsum_doc_stat(struct backend *be, const char *waldir, const char *name,
+		     struct be_attr *out);
+/** rm's decision for partition file `file` of `waldir`: 0 and *out;
+ * -ENOENT when it is no partition file of a map there. */
+int imapsum_doc_decide(struct backend *be, const char *waldir, const char *file,
+		       const struct imapsum_opts *opts,
+		       struct rule_result *out);
+
 #endif

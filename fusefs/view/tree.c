@@ -663,6 +663,14 @@ static int resolve_imap(struct view *v, struct node *n, char **c, int k)
 			n->pf = PF_IMAP_SUMMARY;
 			return 0;
 		}
+		/* the documented layout: wal/<name>-<partition>.wal */
+		if (strcmp(c[1], "wal") == 0 &&
+		    imapsum_doc_stat(v->fs->imap, "wal", n->sub + 4,
+				     &n->imap_attr) == 0) {
+			n->kind = ND_PSEUDO;
+			n->pf = PF_IMAP_DOC_SUMMARY;
+			return 0;
+		}
 		if (join(c, 1, k, n->sub, sizeof(n->sub)))
 			return -ENAMETOOLONG;
 	}
@@ -891,6 +899,7 @@ int tree_render(struct view *v, const struct node *n, struct buf *out,
 		*mtime_s = v->now_ms / 1000;
 		return render_prom(v, NULL, out);
 	case PF_IMAP_SUMMARY:
+	case PF_IMAP_DOC_SUMMARY:
 		*mtime_s = ns_to_s(n->imap_attr.mtime_ns);
 		{
 			struct imapsum_opts o = {
@@ -902,6 +911,9 @@ int tree_render(struct view *v, const struct node *n, struct buf *out,
 				.cache = v->fs->walsum,
 			};
 
+			if (n->pf == PF_IMAP_DOC_SUMMARY)
+				return imapsum_doc_render(v->fs->imap, "wal",
+							  n->sub + 4, &o, out);
 			return imapsum_render(v->fs->imap, n->sub, &o, out);
 		}
 	case PF_NONE:
@@ -1236,7 +1248,27 @@ static int list_group(struct lister *l, struct group g, const char *prefix)
 struct imap_names {
 	struct buf names; /* NUL-separated */
 	int depth;
+	bool doc;	 /* listing imap/wal/: the documented layout */
+	struct buf maps; /* doc: the map names seen, NUL-separated */
 };
+
+/* imap/wal/<name>-<partition>.wal: "<name>.summary" once per name. */
+static int doc_summary_name(struct imap_names *in, const char *file)
+{
+	size_t nl;
+
+	if (!imapsum_doc_partition(file, &nl))
+		return 0;
+	for (size_t o = 0; o < in->maps.len; o += strlen(in->maps.data + o) + 1)
+		if (strlen(in->maps.data + o) == nl &&
+		    memcmp(in->maps.data + o, file, nl) == 0)
+			return 0;
+	if (buf_append(&in->maps, file, nl) || buf_append(&in->maps, "", 1) ||
+	    buf_append(&in->names, file, nl) ||
+	    buf_append(&in->names, ".summary", sizeof(".summary")))
+		return 1;
+	return 0;
+}
 
 static int imap_fill(void *cookie, const char *name, const struct be_attr *a)
 {
@@ -1249,23 +1281,28 @@ static int imap_fill(void *cookie, const char *name, const struct be_attr *a)
 	    (buf_puts(&in->names, name) ||
 	     buf_append(&in->names, ".summary", sizeof(".summary"))))
 		return 1;
+	if (in->doc && a && a->type == BE_FILE)
+		return doc_summary_name(in, name);
 	return 0;
 }
 
 static int list_imap(struct lister *l, const struct node *n)
 {
-	struct imap_names in = {.depth = n->sub[0] ? 1 : 0};
+	struct imap_names in = {.depth = n->sub[0] ? 1 : 0,
+				.doc = strcmp(n->sub, "wal") == 0};
 	int rc;
 
 	for (const char *s = n->sub; *s; s++)
 		in.depth += *s == '/';
 	buf_init(&in.names, (size_t)16 << 20);
+	buf_init(&in.maps, (size_t)1 << 20);
 	rc = be_list(l->v->fs->imap, n->sub, 0, imap_fill, &in);
 	for (size_t o = 0; rc == 0 && o < in.names.len;
 	     o += strlen(in.names.data + o) + 1)
 		if (emit(l, in.names.data + o))
 			break;
 	buf_release(&in.names);
+	buf_release(&in.maps);
 	return rc;
 }
 

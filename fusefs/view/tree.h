@@ -97,6 +97,7 @@ enum pseudo_file {
 	PF_AUDIT,
 	PF_PROM_ALL,
 	PF_IMAP_SUMMARY,
+	PF_IMAP_DOC_SUMMARY, /* imap/wal/<name>.summary (documented layout) */
 };
 
 /* which group of objects an ND_SUBDIR / ND_OBJ belongs to */

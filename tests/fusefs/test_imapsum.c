@@ -505,6 +505,62 @@ static void test_imapsum_figures_cached_by_listing(void **state)
 	fx_close(&f);
 }
 
+/* Issue 12 item 4: the documented layout, wal/<name>-<partition>.wal; each
+ * partition file a region of its map, decided by the same rule. */
+static void test_imapsum_documented_layout(void **state)
+{
+	struct fx f;
+	struct rule_result r;
+	struct be_attr a;
+	size_t nl = 0;
+	struct buf b;
+
+	(void)state;
+	assert_true(imapsum_doc_partition("engine_x-12.wal", &nl));
+	assert_int_equal(nl, 8);
+	assert_true(imapsum_doc_partition("a-b-0.wal", &nl));
+	assert_int_equal(nl, 3);
+	assert_false(imapsum_doc_partition("x-.wal", NULL));
+	assert_false(imapsum_doc_partition("-1.wal", NULL));
+	assert_false(imapsum_doc_partition("x-1a.wal", NULL));
+	assert_false(imapsum_doc_partition("x-1.wal.txt", NULL));
+	assert_false(imapsum_doc_partition("d/x-1.wal", NULL));
+	fx_open(&f);
+	fx_add(&f, "wal/m-0.wal", 0, NOW - 3 * HOUR);  /* superseded */
+	fx_add(&f, "wal/m-1.wal", 1, NOW - 2 * HOUR);  /* the tombstone */
+	fx_add(&f, "wal/mm-0.wal", 0, NOW - 3 * HOUR); /* another map */
+	fx_add(&f, "wal/m-2.wal", 2, NOW - 2 * HOUR);  /* empty */
+	assert_int_equal(imapsum_doc_stat(f.be, "wal", "m", &a), 0);
+	assert_int_equal(a.size, f.len);
+	assert_int_equal(a.mtime_ns, NOW - 2 * HOUR);
+	assert_int_equal(imapsum_doc_stat(f.be, "wal", "zz", &a), -ENOENT);
+	buf_init(&b, 1 << 20);
+	assert_int_equal(imapsum_doc_render(f.be, "wal", "m", &f.o, &b), 0);
+	assert_non_null(strstr(b.data, "regions      3\n"));
+	assert_non_null(strstr(b.data, "records      2\n"));
+	assert_non_null(strstr(b.data, "\nm-0.wal "));
+	assert_null(strstr(b.data, "mm-0.wal"));
+	buf_release(&b);
+	assert_int_equal(imapsum_doc_decide(f.be, "wal", "m-0.wal", &f.o, &r),
+			 0);
+	assert_int_equal(r.err, 0);
+	assert_int_equal(imapsum_doc_decide(f.be, "wal", "m-1.wal", &f.o, &r),
+			 0);
+	assert_int_equal(r.err, EPERM);
+	assert_int_equal(imapsum_doc_decide(f.be, "wal", "m-2.wal", &f.o, &r),
+			 0);
+	assert_int_equal(r.err, EBUSY);
+	/* mm-0 alone in its map: its record is the one the reader keeps */
+	assert_int_equal(imapsum_doc_decide(f.be, "wal", "mm-0.wal", &f.o, &r),
+			 0);
+	assert_int_equal(r.err, EPERM);
+	assert_int_equal(imapsum_doc_decide(f.be, "wal", "m-9.wal", &f.o, &r),
+			 -ENOENT);
+	assert_int_equal(imapsum_doc_decide(f.be, "wal", "junk", &f.o, &r),
+			 -ENOENT);
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -519,6 +575,7 @@ int main(void)
 		cmocka_unit_test(test_imapsum_load_fails_verdict),
 		cmocka_unit_test(test_imapsum_rm_decision_is_the_verdict),
 		cmocka_unit_test(test_imapsum_figures_cached_by_listing),
+		cmocka_unit_test(test_imapsum_documented_layout),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

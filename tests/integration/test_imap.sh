@@ -92,6 +92,25 @@ for v in gen genobj; do
 		--imap --imap-wal-mix $extra >>"$T/gen.log" 2>&1 || { cat "$T/gen.log"; exit 1; }
 	mv "$T/$v/imap/seatunnel" "$IM/$v"
 done
+# the documented layout (README "Layouts"): <base>/maps/<name>/... and
+# <base>/wal/<name>-<partition>.wal, here beside the real clusters
+python3 - "$FIX" "$IM" <<'PY'
+import os, sys, time
+fix, d = sys.argv[1], sys.argv[2]
+lt = open(fix + "/wal_live_and_tombstone.wal", "rb").read()
+os.makedirs(d + "/wal"); os.makedirs(d + "/maps/running-job-state")
+def put(rel, data, age_s):
+    open(os.path.join(d, rel), "wb").write(data)
+    t = time.time() - age_s
+    os.utime(os.path.join(d, rel), (t, t))
+put("wal/good-0.wal", lt[:175], 3 * 3600)    # superseded by partition 1
+put("wal/good-1.wal", lt[175:], 2 * 3600)    # A's tombstone: kept
+put("wal/good-12.wal", lt[:175], 4 * 3600)   # older copy: superseded
+put("wal/good-3.wal", b"", 2 * 3600)         # empty
+put("wal/junk-0.wal", lt[:175], 3 * 3600)      # good, but its map fails:
+put("wal/junk-1.wal", b"\0\0\0\x80" + bytes(8) + b"junk", 2 * 3600)  # length < 0
+put("maps/running-job-state/entries.dat", b"opaque", 3 * 3600)
+PY
 check "the object-store mix has 10_wal.txt after 2_wal.txt" \
 	bash -c "ls '$IM'/genobj/engine_runningJobMetrics/*/10_wal.txt >/dev/null"
 
@@ -145,6 +164,30 @@ for v in gen genobj; do
 		"$(sort "$T/want.$v")" "$(sort "$T/got.$v")"
 done
 
+# documented layout: raw files with exact sizes, a summary per map name
+check_eq "documented layout: a partition file's st_size is the raw size" \
+	"$(stat -c %s "$IM/wal/good-1.wal")" "$(stat -c %s "$M/imap/wal/good-1.wal")"
+check "documented layout: its bytes are the raw bytes" cmp "$IM/wal/good-1.wal" "$M/imap/wal/good-1.wal"
+check_eq "documented layout: imap/wal lists the files and one summary per map" \
+	"good-0.wal good-1.wal good-12.wal good-3.wal good.summary junk-0.wal junk-1.wal junk.summary" \
+	"$(ls "$M/imap/wal" | sort | tr '\n' ' ' | sed 's/ $//')"
+check_eq "documented layout: the summary's counts = walref's" \
+	"$(python3 "$WALREF" docsummary "$IM/wal" good | sort)" "$(sum_counts "$M/imap/wal/good.summary")"
+check "documented layout: stat size of the summary = its bytes" \
+	test -s "$M/imap/wal/good.summary" -a "$(stat -c %s "$M/imap/wal/good.summary")" = "$(wc -c <"$M/imap/wal/good.summary")"
+check "documented layout: records that do not parse: the engine would fail to load" \
+	grep -q "the engine would fail to load this map: negative record length, at file junk-1.wal offset 0" "$M/imap/wal/junk.summary"
+doc_verdicts() { # ENGINE
+	python3 "$WALREF" docregions "$IM/wal" good 1800 "$1"
+	awk 'f && NF == 0 {exit} f {print $1, $3, $4} /^region / {f=1}' "$M/imap/wal/good.summary"
+}
+check_eq "engine up: documented partitions' verdicts = walref's" \
+	"$(doc_verdicts up | head -4 | sort)" "$(doc_verdicts up | tail -n +5 | sort)"
+check_eq "engine up: rm of a superseded partition file answers EBUSY" EBUSY "$(rm_r_errno "$M/imap/wal/good-0.wal")"
+check "engine up: raw good-0.wal kept" test -f "$IM/wal/good-0.wal"
+check_eq "rm of a file of maps/<name>/ answers EPERM" EPERM "$(rm_r_errno "$M/imap/maps/running-job-state/entries.dat")"
+check "its raw file kept" test -f "$IM/maps/running-job-state/entries.dat"
+
 cp "$M/imap/c/m.summary" "$T/sum1"
 check "the summary counts the reader's live keys" \
 	grep -q "^live_keys    $(echo "$before" | wc -w)\$" "$T/sum1"
@@ -191,6 +234,18 @@ done <"$T/want.gen"
 check_eq "rm -r of each region of the mix map answers walref's verdict, storage agrees" 0 "$errs"
 check_eq "the mix map's live key set is unchanged" "$keys0" "$(live_keys "$IM/gen/$map")"
 check "the mix map lost regions" test "$(ls "$IM/gen/$map" | wc -l)" -lt 5
+
+check_eq "engine stopped: documented partitions' verdicts = walref's" \
+	"$(doc_verdicts stopped | head -4 | sort)" "$(doc_verdicts stopped | tail -n +5 | sort)"
+for f in good-0 good-12; do
+	check_eq "engine stopped: rm of superseded $f.wal succeeds" OK "$(rm_r_errno "$M/imap/wal/$f.wal")"
+	check "raw $f.wal is gone" test ! -e "$IM/wal/$f.wal"
+done
+check_eq "engine stopped: rm of good-1.wal (A's tombstone) answers EPERM" EPERM "$(rm_r_errno "$M/imap/wal/good-1.wal")"
+check_eq "engine stopped: rm of empty good-3.wal answers EBUSY" EBUSY "$(rm_r_errno "$M/imap/wal/good-3.wal")"
+check_eq "engine stopped: rm of junk-0.wal (the engine cannot load it) answers EPERM" EPERM "$(rm_r_errno "$M/imap/wal/junk-0.wal")"
+for f in good-1 good-3 junk-0 junk-1; do check "raw $f.wal kept" test -f "$IM/wal/$f.wal"; done
+check "partition removals are audited" grep -q "path=/imap/wal/good-0.wal .*outcome=allowed" "$AUD"
 
 check_eq "engine stopped: 100 removable" removable "$(verdict 100)"
 check_eq "engine stopped: 500 removable" removable "$(verdict 500)"

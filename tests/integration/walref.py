@@ -6,6 +6,8 @@ check stfs's summaries and Prometheus series against.
   walref.py summary MAPDIR            the summary's counts, "key value" lines
   walref.py regions MAPDIR GRACE_S ENGINE
                                       "region bytes verdict" lines
+  walref.py docsummary WALDIR NAME    the same for the documented layout
+  walref.py docregions WALDIR NAME GRACE_S ENGINE
   walref.py figures ROOT GRACE_S ENGINE
                                       per map under ROOT/<cluster>/<map>:
                                       "cluster map wal_bytes reclaimable
@@ -85,17 +87,26 @@ def parse_file(b):
     return recs, len(b) - p
 
 
-def read_map(mapdir):
+def read_map(mapdir, doc=None):
+    """doc: the documented layout, files <doc>-<partition>.wal directly in
+    mapdir, each its own region."""
+    import re
     regions, recs = {}, []
     out = {"records": 0, "tombstones": 0, "tail_bytes": 0, "bytes": 0,
            "failed": None}
-    for root, _, files in os.walk(mapdir):
+    walk = os.walk(mapdir) if doc is None else \
+        [(mapdir, [], sorted(os.listdir(mapdir)))]
+    for root, _, files in walk:
         for f in files:
-            if not f.endswith("wal.txt"):
+            if doc is not None:
+                if not re.fullmatch(re.escape(doc) + r"-\d+\.wal", f):
+                    continue
+            elif not f.endswith("wal.txt"):
                 continue
             path = os.path.join(root, f)
             rel = os.path.relpath(path, mapdir)
-            reg = rel.split(os.sep)[0] if os.sep in rel else ""
+            reg = f if doc is not None else \
+                rel.split(os.sep)[0] if os.sep in rel else ""
             st = os.stat(path)
             g = regions.setdefault(reg, {"bytes": 0, "files": 0, "mtime": None})
             g["bytes"] += st.st_size
@@ -176,16 +187,17 @@ def superseded_bytes(m, grace_s, now_ns=None):
 
 def main(argv):
     cmd = argv[1]
-    if cmd == "summary":
-        m = read_map(argv[2])
+    if cmd in ("summary", "docsummary"):
+        m = read_map(argv[2], argv[3] if cmd == "docsummary" else None)
         for k in ("records", "keys", "live_keys", "tombstones", "ties",
                   "tail_bytes", "bytes"):
             print(k, m[k])
         print("regions", len(m["regions"]))
         if m["failed"]:
             print("failed", m["failed"])
-    elif cmd == "regions":
-        m = read_map(argv[2])
+    elif cmd in ("regions", "docregions"):
+        doc = argv.pop(3) if cmd == "docregions" else None
+        m = read_map(argv[2], doc)
         for r, v in sorted(verdicts(m, int(argv[3]), argv[4]).items()):
             print(r, m["regions"][r]["bytes"], v)
     elif cmd == "figures":
