@@ -566,6 +566,58 @@ static void test_prom_render_no_storage_no_newest(void **state)
 	free(got);
 }
 
+/* The IMap WAL series: one sample per map and family, six verdicts each,
+ * labels escaped; nothing for no map. */
+static void test_prom_render_imap(void **state)
+{
+	struct prom_imap_map m[2] = {
+		{.cluster = "seatunnel", .map = "engine_a"},
+		{.cluster = "c\"x", .map = "m"},
+	};
+	struct buf b;
+
+	(void)state;
+	m[0].fig.bytes = 300;
+	m[0].fig.reclaim_bytes = 100;
+	m[0].fig.superseded_bytes = 200;
+	m[0].fig.by_verdict[0] = 1;
+	m[0].fig.by_verdict[2] = 3;
+	m[1].fig.failed = true;
+	buf_init(&b, 1 << 20);
+	assert_int_equal(prom_render_imap(&b, m, 0), 0);
+	assert_int_equal(b.len, 0);
+	assert_int_equal(prom_render_imap(&b, m, 2), 0);
+	assert_non_null(strstr(
+		b.data,
+		"# TYPE stfs_imap_reclaimable_bytes gauge\n"
+		"stfs_imap_reclaimable_bytes{cluster=\"seatunnel\","
+		"map=\"engine_a\"} 100\n"
+		"stfs_imap_reclaimable_bytes{cluster=\"c\\\"x\",map=\"m\"} 0\n"));
+	assert_non_null(strstr(b.data,
+			       "stfs_imap_superseded_bytes{cluster="
+			       "\"seatunnel\",map=\"engine_a\"} 200\n"));
+	assert_non_null(strstr(b.data,
+			       "stfs_imap_wal_bytes{cluster="
+			       "\"seatunnel\",map=\"engine_a\"} 300\n"));
+	assert_non_null(strstr(b.data, "stfs_imap_load_failed{cluster="
+				       "\"c\\\"x\",map=\"m\"} 1\n"));
+	assert_non_null(strstr(b.data,
+			       "stfs_imap_regions{cluster=\"seatunnel\","
+			       "map=\"engine_a\",verdict=\"EBUSY\"} 3\n"));
+	assert_non_null(strstr(b.data,
+			       "stfs_imap_regions{cluster=\"seatunnel\","
+			       "map=\"engine_a\",verdict=\"EACCES\"} 0\n"));
+	{
+		size_t n = 0;
+
+		for (const char *p = b.data;
+		     (p = strstr(p, "\nstfs_imap_regions{")); p++)
+			n++;
+		assert_int_equal(n, 2 * IMAPSUM_NV);
+	}
+	buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -587,6 +639,7 @@ int main(void)
 		cmocka_unit_test(test_prom_render_no_storage_no_newest),
 		cmocka_unit_test(test_prom_render_drops_negative_counters),
 		cmocka_unit_test(test_prom_render_vertex_and_table_labels),
+		cmocka_unit_test(test_prom_render_imap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
