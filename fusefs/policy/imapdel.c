@@ -145,6 +145,22 @@ static int decide(struct stfs *fs, const struct caller *c, const char *path,
 	return imapsum_region_decide(fs->imap, mapdir, region, &o, res);
 }
 
+/* Remove WAL file `key` (mount path `path`) if `res` allows; audited. */
+static int unlink_as_decided(struct stfs *fs, const struct caller *c,
+			     const char *path, const char *key,
+			     const struct rule_result *res)
+{
+	int rc;
+
+	if (res->err) {
+		audit_region(fs, c, "unlink", path, key, res->rule, res->err);
+		return -res->err;
+	}
+	rc = be_remove(fs->imap, key);
+	audit_region(fs, c, "unlink", path, key, "", rc < 0 ? -rc : 0);
+	return rc;
+}
+
 /* unlink of a documented-layout partition file: the same rule, each file
  * a region of its map's partitions. */
 static int doc_unlink(struct stfs *fs, const struct caller *c, const char *path)
@@ -158,13 +174,7 @@ static int doc_unlink(struct stfs *fs, const struct caller *c, const char *path)
 		return -ENOENT;
 	if (rc)
 		return rc;
-	if (res.err) {
-		audit_region(fs, c, "unlink", path, key, res.rule, res.err);
-		return -res.err;
-	}
-	rc = be_remove(fs->imap, key);
-	audit_region(fs, c, "unlink", path, key, "", rc < 0 ? -rc : 0);
-	return rc;
+	return unlink_as_decided(fs, c, path, key, &res);
 }
 
 int imapdel_unlink(struct stfs *fs, const struct caller *c, const char *path)
@@ -198,13 +208,7 @@ int imapdel_unlink(struct stfs *fs, const struct caller *c, const char *path)
 	}
 	if (rc)
 		return rc;
-	if (res.err) {
-		audit_region(fs, c, "unlink", path, key, res.rule, res.err);
-		return -res.err;
-	}
-	rc = be_remove(fs->imap, key);
-	audit_region(fs, c, "unlink", path, key, "", rc < 0 ? -rc : 0);
-	return rc;
+	return unlink_as_decided(fs, c, path, key, &res);
 }
 
 int imapdel_rmdir(struct stfs *fs, const struct caller *c, const char *path)
