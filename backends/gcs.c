@@ -49,8 +49,6 @@ struct gcs_priv {
 	unsigned timeout_ms, connect_ms, retries, max_keys;
 };
 
-static const char *const gcs_schemes[] = {"gs", NULL};
-
 /* ---- helpers ------------------------------------------------------------ */
 
 /* percent-encode everything but unreserved characters (and '/' if keep) */
@@ -604,7 +602,6 @@ static void gcs_destroy(struct backend *be)
 
 const struct be_ops be_gcs_ops = {
 	.name = "gcs",
-	.schemes = gcs_schemes,
 	.caps = BE_CAP_DELETE,
 	.priv_size = sizeof(struct gcs_priv),
 	.init = gcs_init,

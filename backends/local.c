@@ -77,8 +77,6 @@ struct local_priv {
 	char refused[PATH_MAX + 160]; /* the last refusal logged */
 };
 
-static const char *const local_schemes[] = {"file", NULL};
-
 /* false (and the chain is lost) when it is full */
 static bool chain_push(struct chain *c, const struct stat *st)
 {
@@ -797,7 +795,6 @@ static int local_rmdir(struct backend *be, const char *path)
 
 const struct be_ops be_local_ops = {
 	.name = "local",
-	.schemes = local_schemes,
 	.caps = BE_CAP_DELETE,
 	.priv_size = sizeof(struct local_priv),
 	.init = local_init,

@@ -143,9 +143,6 @@ struct s3_priv {
 	int64_t to_until_ms;
 };
 
-static const char *const s3_schemes[] = {"s3",	"s3a",	"s3n", "oss",
-					 "cos", "cosn", "gs",  NULL};
-
 /* ---- secrets ---------------------------------------------------------- */
 
 static const char *env_nonempty(const char *name)
@@ -422,8 +419,8 @@ static int s3_init(struct backend *be, const char *uri,
 		return -ENOMEM;
 	rc = s3_uri_parse(uri, &sp->uri);
 	if (rc < 0) {
-		log_err("s3: '%s' is not SCHEME://BUCKET/PREFIX/ (schemes s3, "
-			"s3a, oss, cos, cosn, gs)",
+		log_err("s3: '%s' is not SCHEME://BUCKET/PREFIX/ with an "
+			"object-store scheme",
 			uri);
 		return -EINVAL;
 	}
@@ -1507,7 +1504,6 @@ static int s3_describe(struct backend *be, struct buf *out)
 
 const struct be_ops be_s3_ops = {
 	.name = "s3",
-	.schemes = s3_schemes,
 	.caps = BE_CAP_DELETE,
 	.priv_size = sizeof(struct s3_priv),
 	.init = s3_init,

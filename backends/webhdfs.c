@@ -84,8 +84,6 @@ struct wh_priv {
 	int64_t memo_until_ms;
 };
 
-static const char *const wh_schemes[] = {"hdfs", "webhdfs", "swebhdfs", NULL};
-
 /* ---- URLs --------------------------------------------------------------- */
 
 /* percent-encode `s` (keeping '/' when `keep_slash`) onto b */
@@ -1002,7 +1000,6 @@ static int wh_describe(struct backend *be, struct buf *out)
 
 const struct be_ops be_webhdfs_ops = {
 	.name = "webhdfs",
-	.schemes = wh_schemes,
 	.caps = BE_CAP_DELETE,
 	.priv_size = sizeof(struct wh_priv),
 	.init = wh_init,

@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "conf/schemes.h"
 #include "util/log.h"
 
 enum conf_type {
@@ -112,11 +113,6 @@ static const struct conf_key conf_keys[] = {
 #define N_KEYS (sizeof(conf_keys) / sizeof(conf_keys[0]))
 
 _Static_assert(N_KEYS <= 64, "explicit_keys has one bit per key");
-
-static const char *const uri_schemes[] = {
-	"file", "hdfs", "webhdfs", "swebhdfs", "s3",
-	"s3a",	"oss",	"cos",	   "cosn",     "gs",
-};
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -218,16 +214,6 @@ static void engines_clear(struct stfs_conf *c)
 
 /* ---- value parsers ---------------------------------------------------- */
 
-static bool scheme_known(const char *s, size_t n)
-{
-	for (size_t i = 0; i < sizeof(uri_schemes) / sizeof(uri_schemes[0]);
-	     i++)
-		if (strlen(uri_schemes[i]) == n &&
-		    !memcmp(uri_schemes[i], s, n))
-			return true;
-	return false;
-}
-
 static bool port_ok(const char *p, size_t n)
 {
 	unsigned long v = 0;
@@ -313,6 +299,7 @@ static bool path_clean(const char *p)
  */
 static int uri_normalize(const char *v, char **out, const char **why)
 {
+	const struct stfs_scheme *sch;
 	const char *sep, *auth, *path;
 	size_t slen, alen, plen;
 	struct buf b;
@@ -338,14 +325,14 @@ static int uri_normalize(const char *v, char **out, const char **why)
 		path = strchr(auth, '/');
 		alen = path ? (size_t)(path - auth) : strlen(auth);
 	}
-	if (!scheme_known(v, slen)) {
-		*why = "has an unknown scheme (file, hdfs, webhdfs, swebhdfs, s3, s3a, "
-		       "oss, cos, cosn, gs)";
+	sch = scheme_find(v, slen);
+	if (!sch) {
+		*why = scheme_unknown_why();
 		return -EINVAL;
 	}
 	path = auth + alen;
 	plen = strlen(path);
-	if (slen == 4 && !memcmp(v, "file", 4)) {
+	if (sch->addr == SCHEME_ADDR_PATH) {
 		if (alen && !(alen == 9 && !memcmp(auth, "localhost", 9))) {
 			*why = "is a file URI with a host (use file:///path)";
 			return -EINVAL;
@@ -354,7 +341,7 @@ static int uri_normalize(const char *v, char **out, const char **why)
 			*why = "has no directory path";
 			return -EINVAL;
 		}
-	} else if (slen == 4 || slen == 7 || slen == 8) { /* [s]webhdfs */
+	} else if (sch->addr == SCHEME_ADDR_HOST) {
 		rc = authority_check(auth, alen, why);
 		if (rc)
 			return rc;
@@ -381,7 +368,7 @@ static int uri_normalize(const char *v, char **out, const char **why)
 	rc = buf_append(&b, v, slen);
 	if (!rc)
 		rc = buf_puts(&b, "://");
-	if (!rc && !(slen == 4 && !memcmp(v, "file", 4)))
+	if (!rc && sch->addr != SCHEME_ADDR_PATH)
 		rc = buf_append(&b, auth, alen);
 	if (!rc && plen == 0)
 		rc = buf_puts(&b, "/");
