@@ -51,8 +51,11 @@ struct conf_key {
 	const char *name;
 	size_t off;
 	unsigned long long min, max; /* durations: in ms; counts: plain */
-	enum conf_type type;
-	bool required; /* may not be empty */
+	enum conf_type type; /* CT_SECRET: refused on the command line */
+	bool required;	     /* may not be empty */
+	const char *dflt;    /* applied by conf_init_defaults(), or NULL */
+	const char *arg;     /* the value in stfs --help, NULL: a flag */
+	const char *help;    /* one line of stfs --help */
 };
 
 #define F(field) offsetof(struct stfs_conf, field)
@@ -61,52 +64,96 @@ struct conf_key {
 #define HOUR	 (60 * MIN)
 #define DAY	 (24 * HOUR)
 
-/* Rendering order is this order.  K(name, type, field, required, min, max) */
-#define K(n, t, f, r, lo, hi)                                           \
+/*
+ * Rendering and --help order is this order.  The defaults here are the
+ * only ones (README "Options"): conf_init_defaults() applies them.
+ * K(name, type, field, required, min, max, default, ARG, help)
+ */
+#define K(n, t, f, r, lo, hi, d, a, h)                                  \
 	{                                                               \
 		.name = (n), .type = (t), .off = F(f), .required = (r), \
-		.min = (lo), .max = (hi),                               \
+		.min = (lo), .max = (hi), .dflt = (d), .arg = (a),      \
+		.help = (h),                                            \
 	}
 static const struct conf_key conf_keys[] = {
-	K("checkpoint", CT_URI, checkpoint, true, 0, 0),
-	K("engine", CT_ENGINE, engines, true, 0, 0),
-	K("imap", CT_URI, imap, true, 0, 0),
-	K("seatunnel_yaml", CT_PATH, seatunnel_yaml, false, 0, 0),
-	K("hazelcast_yaml", CT_PATH, hazelcast_yaml, false, 0, 0),
-	K("state_dir", CT_ABS, state_dir, true, 0, 0),
-	K("delete_group", CT_STR, delete_group, false, 0, 0),
-	K("namespace_owner", CT_STR, namespace_owner, false, 0, 0),
-	K("audit_log", CT_ABS, audit_log, false, 0, 0),
-	K("log_level", CT_STR, log_level, false, 0, 0),
-	K("ro", CT_BOOL, ro, false, 0, 0),
-	K("timeout", CT_MS, timeout_ms, false, 1, HOUR),
-	K("connect_timeout", CT_MS, connect_timeout_ms, false, 1, 10 * MIN),
-	K("engine_ttl", CT_MS, engine_ttl_ms, false, 0, DAY),
-	K("storage_ttl", CT_MS, storage_ttl_ms, false, 0, DAY),
-	K("cache_ttl", CT_MS, cache_ttl_ms, false, 0, DAY),
-	K("decision_age", CT_MS, decision_age_ms, false, 0, 10 * MIN),
-	K("orphan_grace", CT_SEC, orphan_grace_s, false, 0, 366 * DAY),
-	K("retries", CT_COUNT, retries, false, 0, 10),
-	K("imap_grace", CT_SEC, imap_grace_s, false, 0, 366 * DAY),
-	K("engine_max_mb", CT_COUNT, engine_max_mb, false, 1, 4096),
-	K("engine_max_jobs", CT_COUNT, engine_max_jobs, false, 1, 100000000),
-	K("engine_user", CT_STR, engine_user, false, 0, 0),
-	K("engine_password", CT_SECRET, engine_password, false, 0, 0),
-	K("engine_password_file", CT_ABS, engine_password_file, false, 0, 0),
-	K("engine_ca_file", CT_ABS, engine_ca_file, false, 0, 0),
-	K("access_key", CT_STR, access_key, false, 0, 0),
-	K("secret_key", CT_SECRET, secret_key, false, 0, 0),
-	K("session_token", CT_SECRET, session_token, false, 0, 0),
-	K("credentials_file", CT_ABS, credentials_file, false, 0, 0),
+	K("checkpoint", CT_URI, checkpoint, true, 0, 0,
+	  "file:///tmp/seatunnel/checkpoint_snapshot/", "URI",
+	  "checkpoint namespace (file, hdfs, s3, oss, cos, gs, ... URI)"),
+	K("engine", CT_ENGINE, engines, true, 0, 0, "http://127.0.0.1:8080",
+	  "URL", "REST API v2 base URL, repeatable, tried in order"),
+	K("imap", CT_URI, imap, true, 0, 0, "file:///tmp/seatunnel/imap/",
+	  "URI", "IMap persistence namespace"),
+	K("seatunnel_yaml", CT_PATH, seatunnel_yaml, false, 0, 0, NULL, "FILE",
+	  "import checkpoint storage and HTTP port from seatunnel.yaml"),
+	K("hazelcast_yaml", CT_PATH, hazelcast_yaml, false, 0, 0, NULL, "FILE",
+	  "import the IMap map-store namespace from hazelcast.yaml"),
+	K("state_dir", CT_ABS, state_dir, true, 0, 0, "/var/lib/stfs", "DIR",
+	  "where releases are kept"),
+	K("delete_group", CT_STR, delete_group, false, 0, 0, NULL, "GROUP",
+	  "members may delete and release (default: root only)"),
+	K("namespace_owner", CT_STR, namespace_owner, false, 0, 0, NULL, "USER",
+	  "local namespace directories may be USER's too"),
+	K("audit_log", CT_ABS, audit_log, false, 0, 0, NULL, "FILE",
+	  "append audit records to FILE"),
+	K("log_level", CT_STR, log_level, false, 0, 0, "info", "LEVEL",
+	  "error, warning, notice, info, debug"),
+	K("ro", CT_BOOL, ro, false, 0, 0, NULL, NULL,
+	  "nothing can be deleted or released"),
+	K("timeout", CT_MS, timeout_ms, false, 1, HOUR, "5000", "MS",
+	  "deadline of one remote request"),
+	K("connect_timeout", CT_MS, connect_timeout_ms, false, 1, 10 * MIN,
+	  "2000", "MS", "TCP connect deadline"),
+	K("engine_ttl", CT_MS, engine_ttl_ms, false, 0, DAY, "3000", "MS",
+	  "reuse engine job lists this long"),
+	K("storage_ttl", CT_MS, storage_ttl_ms, false, 0, DAY, "5000", "MS",
+	  "reuse storage listings this long"),
+	K("cache_ttl", CT_MS, cache_ttl_ms, false, 0, DAY, "3000", "MS",
+	  "pseudo-file and attribute cache"),
+	K("decision_age", CT_MS, decision_age_ms, false, 0, 10 * MIN, "2000",
+	  "MS", "max age of the job state used by rm"),
+	K("orphan_grace", CT_SEC, orphan_grace_s, false, 0, 366 * DAY, "600",
+	  "S", "orphan grace period (seconds, or 10m, 1h)"),
+	K("retries", CT_COUNT, retries, false, 0, 10, "2", "N",
+	  "extra tries for idempotent requests"),
+	K("imap_grace", CT_SEC, imap_grace_s, false, 0, 366 * DAY, "3600", "S",
+	  "IMap regions written this recently are live"),
+	K("engine_max_mb", CT_COUNT, engine_max_mb, false, 1, 4096, "32", "N",
+	  "largest engine answer, MiB"),
+	K("engine_max_jobs", CT_COUNT, engine_max_jobs, false, 1, 100000000,
+	  "1000000", "N", "most jobs in one engine list"),
+	K("engine_user", CT_STR, engine_user, false, 0, 0, NULL, "NAME",
+	  "engine basic-auth user"),
+	K("engine_password", CT_SECRET, engine_password, false, 0, 0, NULL,
+	  "PASS",
+	  "its password: config file or STFS_ENGINE_PASSWORD, never -o"),
+	K("engine_password_file", CT_ABS, engine_password_file, false, 0, 0,
+	  NULL, "FILE", "its first line is the engine password"),
+	K("engine_ca_file", CT_ABS, engine_ca_file, false, 0, 0, NULL, "FILE",
+	  "CA bundle for https:// engine URLs"),
+	K("access_key", CT_STR, access_key, false, 0, 0, NULL, "ID",
+	  "object-store access key (or AWS_*, OSS_*, COSN_*, GOOGLE_*)"),
+	K("secret_key", CT_SECRET, secret_key, false, 0, 0, NULL, "KEY",
+	  "object-store secret key: config file or environment, never -o"),
+	K("session_token", CT_SECRET, session_token, false, 0, 0, NULL, "TOKEN",
+	  "object-store session token: config file or environment"),
+	K("credentials_file", CT_ABS, credentials_file, false, 0, 0, NULL,
+	  "FILE", "object-store keys, or a GCS service-account key"),
 	K("aws_credentials_provider", CT_STR, aws_credentials_provider, false,
-	  0, 0),
-	K("endpoint", CT_STR, endpoint, false, 0, 0),
-	K("region", CT_STR, region, false, 0, 0),
-	K("ca_file", CT_ABS, ca_file, false, 0, 0),
-	K("path_style", CT_BOOL, path_style, false, 0, 0),
-	K("namenodes", CT_STR, namenodes, false, 0, 0),
-	K("hdfs_user", CT_STR, hdfs_user, false, 0, 0),
-	K("hdfs_http_port", CT_COUNT, hdfs_http_port, false, 0, 65535),
+	  0, 0, NULL, "LIST", "S3 credential providers, in order"),
+	K("endpoint", CT_STR, endpoint, false, 0, 0, NULL, "URL",
+	  "object-store endpoint (default: the provider's)"),
+	K("region", CT_STR, region, false, 0, 0, NULL, "NAME",
+	  "object-store region"),
+	K("ca_file", CT_ABS, ca_file, false, 0, 0, NULL, "FILE",
+	  "CA bundle for the storage's https:// endpoints"),
+	K("path_style", CT_BOOL, path_style, false, 0, 0, NULL, NULL,
+	  "path-style object-store URLs (https://host/bucket/key)"),
+	K("namenodes", CT_STR, namenodes, false, 0, 0, NULL, "H:P,...",
+	  "HDFS namenode HTTP addresses (HA)"),
+	K("hdfs_user", CT_STR, hdfs_user, false, 0, 0, NULL, "NAME",
+	  "HDFS user.name (default: $HADOOP_USER_NAME, the daemon's)"),
+	K("hdfs_http_port", CT_COUNT, hdfs_http_port, false, 0, 65535, NULL,
+	  "PORT", "namenode HTTP port of hdfs:// URIs (9870)"),
 };
 #undef K
 
@@ -696,29 +743,16 @@ static int import_set(struct stfs_conf *c, const char *key, const char *value,
 
 int conf_init_defaults(struct stfs_conf *c)
 {
-	*c = (struct stfs_conf){
-		.timeout_ms = 5000,
-		.connect_timeout_ms = 2000,
-		.engine_ttl_ms = 3000,
-		.storage_ttl_ms = 5000,
-		.cache_ttl_ms = 3000,
-		.decision_age_ms = 2000,
-		.orphan_grace_s = 600,
-		.retries = 2,
-		.imap_grace_s = 3600,
-		.engine_max_mb = 32,
-		.engine_max_jobs = 1000000,
-	};
-	c->checkpoint = strdup("file:///tmp/seatunnel/checkpoint_snapshot/");
-	c->imap = strdup("file:///tmp/seatunnel/imap/");
-	c->state_dir = strdup("/var/lib/stfs");
-	c->log_level = strdup("info");
-	c->engines[0] = strdup("http://127.0.0.1:8080");
-	c->n_engines = 1;
-	if (!c->checkpoint || !c->imap || !c->state_dir || !c->engines[0] ||
-	    !c->log_level) {
-		conf_release(c);
-		return -ENOMEM;
+	*c = (struct stfs_conf){0};
+	for (size_t i = 0; i < N_KEYS; i++) {
+		int rc = conf_keys[i].dflt ? key_apply(c, i, conf_keys[i].dflt,
+						       false, NULL)
+					   : 0;
+
+		if (rc) {
+			conf_release(c);
+			return rc == -ENOMEM ? rc : -EINVAL;
+		}
 	}
 	return 0;
 }
@@ -1929,6 +1963,36 @@ static int render_str(struct buf *out, const char *name, const char *v)
 	if (needs_quotes(v))
 		return buf_printf(out, "%s = \"%s\"\n", name, v);
 	return buf_printf(out, "%s = %s\n", name, v);
+}
+
+bool conf_key_is_secret(const char *key)
+{
+	const struct conf_key *k = key ? key_find(key, NULL) : NULL;
+
+	return k && k->type == CT_SECRET;
+}
+
+int conf_usage(struct buf *out)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < N_KEYS && !rc; i++) {
+		const struct conf_key *k = &conf_keys[i];
+		bool secret = k->type == CT_SECRET;
+		bool tiny = k->dflt && strlen(k->dflt) < 12;
+		char opt[64];
+
+		/* a secret is shown as the config-file line it must be */
+		snprintf(opt, sizeof(opt), "%s%s%s%s", secret ? "" : "-o ",
+			 k->name, k->arg ? (secret ? " = " : "=") : "",
+			 k->arg ? k->arg : "");
+		rc = buf_printf(out, "    %-31s %s%s%s%s\n", opt, k->help,
+				tiny ? " (" : "", tiny ? k->dflt : "",
+				tiny ? ")" : "");
+		if (!rc && k->dflt && !tiny)
+			rc = buf_printf(out, "%36s(%s)\n", "", k->dflt);
+	}
+	return rc;
 }
 
 bool conf_holds_secret(const struct stfs_conf *c)

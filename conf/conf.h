@@ -198,6 +198,18 @@ int conf_validate(const struct stfs_conf *c, struct conf_err *err);
 /** Render every key as `key = value` lines, secrets as "<redacted>". */
 int conf_render(const struct stfs_conf *c, struct buf *out);
 
+/**
+ * Whether `key` is a secret (engine_password, secret_key, session_token):
+ * main() refuses it on the command line, argv being readable by everyone.
+ */
+bool conf_key_is_secret(const char *key);
+
+/**
+ * The `-o key=VALUE  help (default)` lines of stfs --help, one per key of
+ * the key table, in its order.  0 or what buf_printf returned.
+ */
+int conf_usage(struct buf *out);
+
 /** Whether a secret key (engine_password, secret_key, ...) has a value. */
 bool conf_holds_secret(const struct stfs_conf *c);
 

@@ -106,10 +106,10 @@ static void test_every_backend_serves_a_scheme(void **state)
 static void test_conf_and_registry_agree(void **state)
 {
 	static const char *const uris[] = {
-		"s3n://bucket-1/ckpt/", "S3A://bucket-1/ckpt/",
-		"hdfs://nn1:8020/ckpt/", "webhdfs://nn1:9870/ckpt/",
-		"ftp://host/ckpt/",	"abfs://c@acct/ckpt/",
-		"wasb://bucket-1/ckpt/", "gcs://bucket-1/ckpt/",
+		"s3n://bucket-1/ckpt/",	  "S3A://bucket-1/ckpt/",
+		"hdfs://nn1:8020/ckpt/",  "webhdfs://nn1:9870/ckpt/",
+		"ftp://host/ckpt/",	  "abfs://c@acct/ckpt/",
+		"wasb://bucket-1/ckpt/",  "gcs://bucket-1/ckpt/",
 		"viewfs://cluster/ckpt/", "file:///tmp/ckpt/",
 	};
 
