@@ -524,9 +524,8 @@ static int gcs_init(struct backend *be, const char *uri,
 	struct gcs_priv *gp = be->priv;
 	const char *cf = conf ? conf->credentials_file : NULL;
 	const char *emu = secure_getenv("STORAGE_EMULATOR_HOST");
-	bool hmac = (conf && conf->access_key && *conf->access_key) ||
-		    (secure_getenv("GOOGLE_ACCESS_KEY_ID") &&
-		     *secure_getenv("GOOGLE_ACCESS_KEY_ID"));
+	/* HMAC keys: set, or GOOGLE_ACCESS_KEY_ID imported by conf */
+	bool hmac = conf && conf->access_key && *conf->access_key;
 	bool json_key = cf && *cf && looks_json(cf);
 	struct gcsauth_conf ac = {0};
 	int rc;

@@ -145,13 +145,6 @@ struct s3_priv {
 
 /* ---- secrets ---------------------------------------------------------- */
 
-static const char *env_nonempty(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? v : NULL;
-}
-
 struct creds {
 	char *ak, *sk, *tok; /* malloc'd, wiped by creds_wipe */
 	const char *from;    /* where they came from (no secret) */
@@ -278,39 +271,7 @@ static int creds_from_file(const char *path, struct creds *c)
 	return rc;
 }
 
-static int creds_from_env(enum s3_provider prov, struct creds *c)
-{
-	static const struct {
-		enum s3_provider prov;
-		const char *ak, *sk, *tok;
-	} vars[] = {
-		{S3_PROV_OSS, "OSS_ACCESS_KEY_ID", "OSS_ACCESS_KEY_SECRET",
-		 "OSS_SESSION_TOKEN"},
-		{S3_PROV_COS, "COSN_SECRET_ID", "COSN_SECRET_KEY", NULL},
-		{S3_PROV_GCS, "GOOGLE_ACCESS_KEY_ID",
-		 "GOOGLE_SECRET_ACCESS_KEY", NULL},
-		{0, "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
-		 "AWS_SESSION_TOKEN"},
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-		const char *ak, *sk;
-
-		if (vars[i].prov && vars[i].prov != prov)
-			continue;
-		ak = env_nonempty(vars[i].ak);
-		sk = env_nonempty(vars[i].sk);
-		if (ak && sk)
-			return creds_set(c, ak, sk,
-					 vars[i].tok ? env_nonempty(vars[i].tok)
-						     : NULL);
-	}
-	return 0;
-}
-
-static int creds_resolve(const struct stfs_conf *conf, enum s3_provider prov,
-			 struct creds *c)
+static int creds_resolve(const struct stfs_conf *conf, struct creds *c)
 {
 	int rc;
 
@@ -331,10 +292,8 @@ static int creds_resolve(const struct stfs_conf *conf, enum s3_provider prov,
 		if (rc < 0 || c->ak)
 			return rc;
 	}
-	c->from = "environment";
-	rc = creds_from_env(prov, c);
-	if (rc < 0 || c->ak)
-		return rc;
+	/* the environment was read by conf (conf_import_env): its keys came
+	 * in as access_key/secret_key above */
 	c->from = NULL;
 	if (conf && conf->access_key && *conf->access_key) {
 		log_err("s3: access_key is set but no secret_key");
@@ -431,13 +390,10 @@ static int s3_init(struct backend *be, const char *uri,
 		conf && conf->storage_ttl_ms ? conf->storage_ttl_ms : 5000;
 	sp->max_keys = env_max_keys();
 
-	/* region: explicit, the environment (s3), the endpoint, default */
+	/* region: the setting (explicit, or AWS_REGION imported by conf), the
+	 * endpoint, the provider's default */
 	if (conf && conf->region && *conf->region)
 		region = conf->region;
-	else if (sp->uri.prov == S3_PROV_AWS)
-		region = env_nonempty("AWS_REGION")
-				 ? env_nonempty("AWS_REGION")
-				 : env_nonempty("AWS_DEFAULT_REGION");
 	if (region) {
 		snprintf(sp->region, sizeof(sp->region), "%s", region);
 	} else if (!(conf && conf->endpoint &&
@@ -481,7 +437,7 @@ static int s3_init(struct backend *be, const char *uri,
 			return -ENOMEM;
 	}
 
-	rc = creds_resolve(conf, sp->uri.prov, &c);
+	rc = creds_resolve(conf, &c);
 	if (rc < 0)
 		return rc == -ENOMEM || rc == -EACCES ? rc : -EINVAL;
 	rc = cred_open(sp, conf, &c);

@@ -1758,41 +1758,38 @@ int conf_import_hazelcast_yaml(struct stfs_conf *c, const char *path,
 	return import_file(c, path, &c->hazelcast_yaml, false, err);
 }
 
-int conf_import_env(struct stfs_conf *c)
+/*
+ * The environment of one storage URI's provider (conf/schemes.h): only keys
+ * that are still unset.  The backends read no credential variable
+ * themselves: what they use comes through these keys.
+ */
+static int import_env_prov(struct stfs_conf *c, enum scheme_prov prov)
 {
 	static const struct {
-		const char *scheme, *key, *env;
+		enum scheme_prov prov; /* NONE: any storage */
+		const char *key, *env;
 	} envs[] = {
-		{"s3", "access_key", "AWS_ACCESS_KEY_ID"},
-		{"s3", "secret_key", "AWS_SECRET_ACCESS_KEY"},
-		{"s3", "session_token", "AWS_SESSION_TOKEN"},
-		{"s3", "region", "AWS_REGION"},
-		{"s3", "region", "AWS_DEFAULT_REGION"},
-		{"oss", "access_key", "OSS_ACCESS_KEY_ID"},
-		{"oss", "secret_key", "OSS_ACCESS_KEY_SECRET"},
-		{"cos", "access_key", "COSN_SECRET_ID"},
-		{"cos", "secret_key", "COSN_SECRET_KEY"},
+		{SCHEME_PROV_AWS, "access_key", "AWS_ACCESS_KEY_ID"},
+		{SCHEME_PROV_AWS, "secret_key", "AWS_SECRET_ACCESS_KEY"},
+		{SCHEME_PROV_AWS, "session_token", "AWS_SESSION_TOKEN"},
+		{SCHEME_PROV_AWS, "region", "AWS_REGION"},
+		{SCHEME_PROV_AWS, "region", "AWS_DEFAULT_REGION"},
+		{SCHEME_PROV_OSS, "access_key", "OSS_ACCESS_KEY_ID"},
+		{SCHEME_PROV_OSS, "secret_key", "OSS_ACCESS_KEY_SECRET"},
+		{SCHEME_PROV_OSS, "session_token", "OSS_SESSION_TOKEN"},
+		{SCHEME_PROV_COS, "access_key", "COSN_SECRET_ID"},
+		{SCHEME_PROV_COS, "secret_key", "COSN_SECRET_KEY"},
+		{SCHEME_PROV_GCS, "access_key", "GOOGLE_ACCESS_KEY_ID"},
+		{SCHEME_PROV_GCS, "secret_key", "GOOGLE_SECRET_ACCESS_KEY"},
 		/* any storage: the engine's basic-auth password */
-		{"*", "engine_password", "STFS_ENGINE_PASSWORD"},
+		{SCHEME_PROV_NONE, "engine_password", "STFS_ENGINE_PASSWORD"},
 	};
-	char scheme[8] = "";
-	const char *cp = c->checkpoint ? c->checkpoint : "";
-	size_t n = strcspn(cp, ":");
 
-	if (n >= sizeof(scheme))
-		return 0;
-	memcpy(scheme, cp, n);
-	scheme[n] = '\0';
-	if (!strcmp(scheme, "s3a"))
-		memcpy(scheme, "s3", 3);
-	if (!strcmp(scheme, "cosn"))
-		memcpy(scheme, "cos", 4);
 	for (size_t i = 0; i < sizeof(envs) / sizeof(envs[0]); i++) {
 		const struct conf_key *k;
 		const char *v;
 
-		if (strcmp(envs[i].scheme, "*") != 0 &&
-		    strcmp(envs[i].scheme, scheme) != 0)
+		if (envs[i].prov != SCHEME_PROV_NONE && envs[i].prov != prov)
 			continue;
 		k = key_find(envs[i].key, NULL);
 		v = secure_getenv(envs[i].env);
@@ -1803,6 +1800,19 @@ int conf_import_env(struct stfs_conf *c)
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+int conf_import_env(struct stfs_conf *c)
+{
+	const struct stfs_scheme *ck = scheme_of_uri(c->checkpoint);
+	const struct stfs_scheme *im = scheme_of_uri(c->imap);
+	int rc;
+
+	/* the checkpoint's provider first; the password with it */
+	rc = import_env_prov(c, ck ? ck->prov : SCHEME_PROV_NONE);
+	if (!rc && im && im->prov && (!ck || im->prov != ck->prov))
+		rc = import_env_prov(c, im->prov);
+	return rc;
 }
 
 /*

@@ -172,10 +172,13 @@ int conf_apply_imports(struct stfs_conf *c, struct conf_err *err);
 
 /**
  * Fill access_key/secret_key/session_token (and region for s3) from the
- * environment variables the engine documents for the checkpoint URI's
- * scheme: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
- * AWS_REGION (s3); OSS_ACCESS_KEY_ID, OSS_ACCESS_KEY_SECRET (oss);
- * COSN_SECRET_ID, COSN_SECRET_KEY (cos).  Only keys that are still unset.
+ * environment variables of the checkpoint URI's provider, then of the imap
+ * URI's (conf/schemes.h): AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+ * AWS_SESSION_TOKEN, AWS_REGION, AWS_DEFAULT_REGION (s3, s3a, s3n);
+ * OSS_ACCESS_KEY_ID, OSS_ACCESS_KEY_SECRET, OSS_SESSION_TOKEN (oss);
+ * COSN_SECRET_ID, COSN_SECRET_KEY (cos, cosn); GOOGLE_ACCESS_KEY_ID,
+ * GOOGLE_SECRET_ACCESS_KEY (gs); STFS_ENGINE_PASSWORD for any.  Only keys
+ * that are still unset.  The only place stfs reads these variables.
  * 0 or -ENOMEM.
  */
 int conf_import_env(struct stfs_conf *c);

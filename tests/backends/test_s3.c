@@ -826,7 +826,8 @@ static void test_s3_session_token_and_anonymous(void **state)
 	assert_null(strcasestr(srv.reqs[0], "\r\nAuthorization:"));
 	be_close(be);
 
-	/* the provider's variables */
+	/* the provider's variables: the backend does not read them itself
+	 * (still unsigned) ... */
 	setenv("COSN_SECRET_ID", "COSID", 1);
 	setenv("COSN_SECRET_KEY", "COSKEY", 1);
 	q_reset();
@@ -835,8 +836,28 @@ static void test_s3_session_token_and_anonymous(void **state)
 	assert_int_equal(be_open_ops(&be_s3_ops, "cosn://ckpt/ns/", &c, &be),
 			 0);
 	assert_int_equal(be_stat(be, "x", &a), -ENOENT);
+	assert_null(strcasestr(srv.reqs[0], "\r\nAuthorization:"));
+	be_close(be);
+	/* ... conf imports them, and the backend signs with its settings */
+	{
+		char ckpt[] = "cosn://ckpt/ns/";
+
+		c.checkpoint = ckpt;
+		assert_int_equal(conf_import_env(&c), 0);
+		c.checkpoint = NULL;
+	}
+	assert_string_equal(c.access_key, "COSID");
+	q_reset();
+	q_push(404, NULL, NULL);
+	q_push(200, NULL, empty_list);
+	assert_int_equal(be_open_ops(&be_s3_ops, "cosn://ckpt/ns/", &c, &be),
+			 0);
+	assert_int_equal(be_stat(be, "x", &a), -ENOENT);
 	assert_non_null(strcasestr(srv.reqs[0], "Credential=COSID/"));
 	be_close(be);
+	free(c.access_key);
+	free(c.secret_key);
+	c.access_key = c.secret_key = NULL;
 	unsetenv("COSN_SECRET_ID");
 	unsetenv("COSN_SECRET_KEY");
 }

@@ -983,6 +983,77 @@ static void test_conf_apply_imports_and_env(void **state)
 	assert_int_equal(conf_validate(c, &e), 0);
 }
 
+/*
+ * The environment is read in one place, conf_import_env(), for every
+ * provider the storage URIs name: GOOGLE_* for gs://, OSS_SESSION_TOKEN for
+ * oss://, AWS_* for s3n://, and the imap= namespace's provider too.
+ */
+static void env_case(const char *ckpt, const char *imap,
+		     const char *const *vars, const char *ak, const char *sk,
+		     const char *tok)
+{
+	struct stfs_conf c;
+	struct conf_err e = {0};
+
+	assert_int_equal(conf_init_defaults(&c), 0);
+	assert_int_equal(conf_set(&c, "checkpoint", ckpt, &e), 0);
+	if (imap)
+		assert_int_equal(conf_set(&c, "imap", imap, &e), 0);
+	for (size_t i = 0; vars[i]; i += 2)
+		setenv(vars[i], vars[i + 1], 1);
+	assert_int_equal(conf_import_env(&c), 0);
+	for (size_t i = 0; vars[i]; i += 2)
+		unsetenv(vars[i]);
+	if (!ak)
+		assert_null(c.access_key);
+	else
+		assert_string_equal(c.access_key ? c.access_key : "(null)", ak);
+	if (!sk)
+		assert_null(c.secret_key);
+	else
+		assert_string_equal(c.secret_key ? c.secret_key : "(null)", sk);
+	if (!tok)
+		assert_null(c.session_token);
+	else
+		assert_string_equal(
+			c.session_token ? c.session_token : "(null)", tok);
+	conf_release(&c);
+}
+
+static void test_conf_import_env_every_provider(void **state)
+{
+	static const char *const gs[] = {"GOOGLE_ACCESS_KEY_ID", "GAK",
+					 "GOOGLE_SECRET_ACCESS_KEY", "GSK",
+					 NULL};
+	static const char *const oss[] = {"OSS_ACCESS_KEY_ID",
+					  "OAK",
+					  "OSS_ACCESS_KEY_SECRET",
+					  "OSK",
+					  "OSS_SESSION_TOKEN",
+					  "OTOK",
+					  NULL};
+	static const char *const aws[] = {"AWS_ACCESS_KEY_ID",
+					  "AAK",
+					  "AWS_SECRET_ACCESS_KEY",
+					  "ASK",
+					  "AWS_SESSION_TOKEN",
+					  "ATOK",
+					  NULL};
+	static const char *const cos[] = {"COSN_SECRET_ID", "CAK",
+					  "COSN_SECRET_KEY", "CSK", NULL};
+
+	(void)state;
+	env_case("gs://b/ns", NULL, gs, "GAK", "GSK", NULL);
+	env_case("oss://b/ns", NULL, oss, "OAK", "OSK", "OTOK");
+	env_case("s3n://b/ns", NULL, aws, "AAK", "ASK", "ATOK");
+	env_case("cosn://b/ns", NULL, cos, "CAK", "CSK", NULL);
+	/* another provider's variables are not taken */
+	env_case("gs://b/ns", NULL, aws, NULL, NULL, NULL);
+	env_case("file:///tmp/ns", NULL, gs, NULL, NULL, NULL);
+	/* the imap= namespace's provider counts too */
+	env_case("file:///tmp/ns", "gs://b/imap", gs, "GAK", "GSK", NULL);
+}
+
 /* ---- validate / render / release -------------------------------------- */
 
 static void test_conf_validate_errors(void **state)
@@ -1222,6 +1293,7 @@ int main(void)
 		T(test_conf_url_credentials_not_echoed),
 		T(test_conf_import_secret_mode),
 		T(test_conf_apply_imports_and_env),
+		T(test_conf_import_env_every_provider),
 		T(test_conf_validate_errors),
 		T(test_conf_render_redacts_and_roundtrips),
 		T(test_conf_release_zeroes),
