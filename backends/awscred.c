@@ -187,7 +187,7 @@ int awscred_parse_ini(const char *text, size_t len, const char *profile,
 		      bool config, struct awscred_keys *k)
 {
 	const char *p = text, *end = text + len;
-	bool in = false;
+	bool any = !profile, in = any;
 
 	memset(k, 0, sizeof(*k));
 	while (p < end) {
@@ -202,7 +202,8 @@ int awscred_parse_ini(const char *text, size_t len, const char *profile,
 		if (*ls == '[') {
 			const char *rb = memchr(ls, ']', (size_t)(le - ls));
 
-			in = rb && section_is(ls + 1, rb, profile, config);
+			in = any ||
+			     (rb && section_is(ls + 1, rb, profile, config));
 			continue;
 		}
 		if (!in)
@@ -220,7 +221,13 @@ int awscred_parse_ini(const char *text, size_t len, const char *profile,
 			dst = &k->sk;
 		else if (span_is(ls, ke, "aws_session_token"))
 			dst = &k->tok;
-		if (!dst || vs == le)
+		else if (any && span_is(ls, ke, "access_key"))
+			dst = &k->ak;
+		else if (any && span_is(ls, ke, "secret_key"))
+			dst = &k->sk;
+		else if (any && span_is(ls, ke, "session_token"))
+			dst = &k->tok;
+		if (!dst || vs == le || (any && *dst))
 			continue;
 		secret_free(dst);
 		*dst = strndup(vs, (size_t)(le - vs));

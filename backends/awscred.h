@@ -89,8 +89,11 @@ void awscred_keys_wipe(struct awscred_keys *k);
 /**
  * Parse an INI credentials or config file for `profile`.  In a config
  * file (`config`) the section is "[profile NAME]" ("[default]" for
- * default).  0 with k->ak/k->sk set; -ENOENT (no such profile, or no keys
- * in it); -ENOMEM.  Never logs.
+ * default).  `profile` NULL: stfs's credentials_file= (README "Object
+ * stores"): every section, stfs's key names access_key / secret_key /
+ * session_token besides the aws_* ones, the first value of a key wins.
+ * 0 with k->ak/k->sk set; -ENOENT (no such profile, or no keys in it);
+ * -ENOMEM.  Never logs.
  */
 int awscred_parse_ini(const char *text, size_t len, const char *profile,
 		      bool config, struct awscred_keys *k);

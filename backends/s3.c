@@ -83,6 +83,7 @@
 #endif
 #define RA_WAIT_MARGIN_MS 500
 #define S3_MAX_HDRS	  8
+#define S3_CRED_FILE_MAX  ((size_t)64 << 10) /* bytes of credentials_file */
 
 enum ra_state {
 	RA_QUEUED,   /* a prefetch nobody started yet */
@@ -171,103 +172,43 @@ static int creds_set(struct creds *c, const char *ak, const char *sk,
 	return 0;
 }
 
-static void trim(char **s, char **e)
-{
-	while (*s < *e && (**s == ' ' || **s == '\t'))
-		(*s)++;
-	while (*e > *s && ((*e)[-1] == ' ' || (*e)[-1] == '\t' ||
-			   (*e)[-1] == '\r' || (*e)[-1] == '\n'))
-		(*e)--;
-}
-
 /*
- * Read `key = value` lines from a credentials file that only its owner
- * may access.  0 (c filled when both keys were found); -EACCES (mode),
- * -errno (unreadable), -EINVAL (a key is missing).
+ * The keys of a credentials file that only its owner may access (parsed by
+ * awscred_parse_ini(), profile NULL).  0 (c filled); -EACCES (mode),
+ * -errno (unreadable), -EINVAL (a key is missing, or a symbolic link).
  */
 static int creds_from_file(const char *path, struct creds *c)
 {
-	char text[8192];
+	struct awscred_keys k;
 	struct stat st;
-	ssize_t n;
+	char *text = NULL;
 	size_t len = 0;
-	int fd, rc = 0;
-	char *line, *end;
+	int rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		rc = -errno;
-		log_err("s3: credentials file '%s': %s", path, strerror(-rc));
-		return rc;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		log_err("s3: credentials file '%s' is not a regular file",
-			path);
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		log_err("s3: credentials file '%s' is a symbolic link", path);
 		return -EINVAL;
 	}
-	if (st.st_mode & 077) {
-		close(fd);
-		log_err("s3: credentials file '%s' is accessible by group or "
-			"others (mode %03o); refusing it (chmod 600)",
-			path, (unsigned)(st.st_mode & 0777));
-		return -EACCES;
+	rc = secret_file_read("s3: credentials file", path, S3_CRED_FILE_MAX,
+			      &text, &len);
+	if (rc < 0) {
+		if (rc != -EACCES && rc != -EINVAL)
+			log_err("s3: credentials file '%s': %s", path,
+				strerror(-rc));
+		return rc;
 	}
-	while (len < sizeof(text) - 1) {
-		n = read(fd, text + len, sizeof(text) - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	text[len] = '\0';
-	for (line = text; line && *line; line = end) {
-		char *eq, *k, *ke, *v, *ve, **dst = NULL;
-
-		end = strchr(line, '\n');
-		ve = end ? end : line + strlen(line);
-		if (end)
-			end++;
-		eq = memchr(line, '=', (size_t)(ve - line));
-		if (!eq || line[0] == '#' || line[0] == '[')
-			continue;
-		k = line;
-		ke = eq;
-		v = eq + 1;
-		trim(&k, &ke);
-		trim(&v, &ve);
-		if (ke - k == 10 && !strncmp(k, "access_key", 10))
-			dst = &c->ak;
-		else if (ke - k == 17 && !strncmp(k, "aws_access_key_id", 17))
-			dst = &c->ak;
-		else if (ke - k == 10 && !strncmp(k, "secret_key", 10))
-			dst = &c->sk;
-		else if (ke - k == 21 &&
-			 !strncmp(k, "aws_secret_access_key", 21))
-			dst = &c->sk;
-		else if (ke - k == 13 && !strncmp(k, "session_token", 13))
-			dst = &c->tok;
-		else if (ke - k == 17 && !strncmp(k, "aws_session_token", 17))
-			dst = &c->tok;
-		if (!dst || *dst || ve == v)
-			continue;
-		*dst = strndup(v, (size_t)(ve - v));
-		if (!*dst) {
-			rc = -ENOMEM;
-			break;
-		}
-	}
-	explicit_bzero(text, sizeof(text));
-	if (rc == 0 && (!c->ak || !c->sk)) {
+	rc = awscred_parse_ini(text, len, NULL, false, &k);
+	explicit_bzero(text, len);
+	free(text);
+	if (rc == -ENOENT) {
 		log_err("s3: credentials file '%s' lacks access_key or "
 			"secret_key",
 			path);
-		rc = -EINVAL;
+		return -EINVAL;
 	}
-	if (rc < 0)
-		creds_wipe(c);
+	if (rc == 0)
+		rc = creds_set(c, k.ak, k.sk, k.tok);
+	awscred_keys_wipe(&k);
 	return rc;
 }
 

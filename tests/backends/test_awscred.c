@@ -69,6 +69,38 @@ static void test_ini_profiles(void **state)
 			 -ENOENT);
 }
 
+/* profile NULL: stfs's credentials_file= (the s3 backend's one parser) */
+static void test_ini_credentials_file(void **state)
+{
+	static const char f[] = "# keys\n"
+				"access_key = FILEAK\n"
+				"secret_key=FILESK  \n"
+				"[whatever]\n"
+				"session_token = FILETOK\r\n"
+				"access_key = SECOND\n";
+	static const char aws[] = "[default]\n"
+				  "aws_access_key_id = AK\n"
+				  "aws_secret_access_key = SK\n";
+	struct awscred_keys k;
+
+	(void)state;
+	assert_int_equal(awscred_parse_ini(f, strlen(f), NULL, false, &k), 0);
+	assert_string_equal(k.ak, "FILEAK"); /* the first one wins */
+	assert_string_equal(k.sk, "FILESK");
+	assert_string_equal(k.tok, "FILETOK");
+	awscred_keys_wipe(&k);
+	assert_int_equal(awscred_parse_ini(aws, strlen(aws), NULL, false, &k),
+			 0);
+	assert_string_equal(k.ak, "AK");
+	awscred_keys_wipe(&k);
+	/* the short names are stfs's: not in an AWS profile */
+	assert_int_equal(awscred_parse_ini(f, strlen(f), "whatever", false, &k),
+			 -ENOENT);
+	assert_int_equal(
+		awscred_parse_ini("access_key = A\n", 15, NULL, false, &k),
+		-ENOENT);
+}
+
 static void test_ini_config_file_sections(void **state)
 {
 	static const char f[] = "[default]\n"
@@ -646,6 +678,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ini_profiles),
 		cmocka_unit_test(test_ini_config_file_sections),
+		cmocka_unit_test(test_ini_credentials_file),
 		cmocka_unit_test(test_json_documents),
 		cmocka_unit_test(test_time_and_codes),
 		cmocka_unit_test(test_container_relative_uri_with_token),
