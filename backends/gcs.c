@@ -522,21 +522,26 @@ static int gcs_init(struct backend *be, const char *uri,
 		    const struct stfs_conf *conf)
 {
 	struct gcs_priv *gp = be->priv;
-	const char *cf = conf ? conf->credentials_file : NULL;
-	const char *emu = secure_getenv("STORAGE_EMULATOR_HOST");
-	/* HMAC keys: set, or GOOGLE_ACCESS_KEY_ID imported by conf */
-	bool hmac = conf && conf->access_key && *conf->access_key;
-	bool json_key = cf && *cf && looks_json(cf);
+	struct objstore_settings set;
+	const char *cf, *emu = secure_getenv("STORAGE_EMULATOR_HOST");
+	bool hmac, json_key;
 	struct gcsauth_conf ac = {0};
 	int rc;
 
+	/* the backend's own settings: nothing else of conf is read (conf goes
+	 * on to the s3 backend only, which takes its own) */
+	conf_objstore_settings(conf, &set);
+	cf = set.credentials_file;
+	/* HMAC keys: set, or GOOGLE_ACCESS_KEY_ID imported by conf */
+	hmac = set.access_key != NULL;
+	json_key = cf && looks_json(cf);
 	if (s3_uri_parse(uri, &gp->uri) < 0) {
 		log_err("gcs: '%s' is not gs://BUCKET/PREFIX/", uri);
 		return -EINVAL;
 	}
-	gp->timeout_ms = conf && conf->timeout_ms ? conf->timeout_ms : 5000;
-	gp->connect_ms = conf ? conf->connect_timeout_ms : 0;
-	gp->retries = conf ? conf->retries : 2;
+	gp->timeout_ms = set.timeout_ms;
+	gp->connect_ms = set.connect_timeout_ms;
+	gp->retries = set.retries;
 	gp->max_keys = GCS_PAGE;
 	{
 		/* the s3 backend's page size knob, for tests */
@@ -547,8 +552,8 @@ static int gcs_init(struct backend *be, const char *uri,
 		if (end && !*end && v >= 1 && v <= GCS_PAGE)
 			gp->max_keys = (unsigned)v;
 	}
-	if (conf && conf->ca_file && *conf->ca_file) {
-		gp->ca_file = strdup(conf->ca_file);
+	if (set.ca_file) {
+		gp->ca_file = strdup(set.ca_file);
 		if (!gp->ca_file)
 			return -ENOMEM;
 	}
@@ -571,8 +576,8 @@ static int gcs_init(struct backend *be, const char *uri,
 		}
 		return be_open_ops(&be_s3_ops, uri, conf, &gp->xml);
 	}
-	if (conf && conf->endpoint && *conf->endpoint)
-		snprintf(gp->base, sizeof(gp->base), "%s", conf->endpoint);
+	if (set.endpoint)
+		snprintf(gp->base, sizeof(gp->base), "%s", set.endpoint);
 	else if (emu && *emu)
 		snprintf(gp->base, sizeof(gp->base), "%s%s",
 			 strstr(emu, "://") ? "" : "http://", emu);

@@ -212,31 +212,25 @@ static int creds_from_file(const char *path, struct creds *c)
 	return rc;
 }
 
-static int creds_resolve(const struct stfs_conf *conf, struct creds *c)
+static int creds_resolve(const struct objstore_settings *set, struct creds *c)
 {
 	int rc;
 
-	if (conf && conf->access_key && *conf->access_key && conf->secret_key &&
-	    *conf->secret_key) {
-		c->from = conf_is_explicit(conf, "access_key") ? "config keys"
-			  : conf->seatunnel_yaml
-				  ? "seatunnel.yaml or environment"
-				  : "environment";
-		return creds_set(c, conf->access_key, conf->secret_key,
-				 conf->session_token && *conf->session_token
-					 ? conf->session_token
-					 : NULL);
+	if (set->access_key && set->secret_key) {
+		c->from = set->keys_from;
+		return creds_set(c, set->access_key, set->secret_key,
+				 set->session_token);
 	}
-	if (conf && conf->credentials_file && *conf->credentials_file) {
+	if (set->credentials_file) {
 		c->from = "credentials_file";
-		rc = creds_from_file(conf->credentials_file, c);
+		rc = creds_from_file(set->credentials_file, c);
 		if (rc < 0 || c->ak)
 			return rc;
 	}
 	/* the environment was read by conf (conf_import_env): its keys came
 	 * in as access_key/secret_key above */
 	c->from = NULL;
-	if (conf && conf->access_key && *conf->access_key) {
+	if (set->access_key) {
 		log_err("s3: access_key is set but no secret_key");
 		return -EINVAL;
 	}
@@ -248,7 +242,7 @@ static int creds_resolve(const struct stfs_conf *conf, struct creds *c)
  * (the static keys found above come first unless conf names providers);
  * for OSS, COS and GCS HMAC the static keys, or unsigned requests.
  */
-static int cred_open(struct s3_priv *sp, const struct stfs_conf *conf,
+static int cred_open(struct s3_priv *sp, const struct objstore_settings *set,
 		     const struct creds *c)
 {
 	struct awscred_conf ac = {
@@ -267,7 +261,7 @@ static int cred_open(struct s3_priv *sp, const struct stfs_conf *conf,
 		return -EINVAL;
 	}
 	if (sp->uri.prov == S3_PROV_AWS)
-		ac.provider = conf ? conf->aws_credentials_provider : NULL;
+		ac.provider = set->aws_credentials_provider;
 	else
 		ac.provider = c->ak ? "static" : "anonymous";
 	return awscred_open(&ac, &sp->cred);
@@ -298,6 +292,7 @@ static int s3_init(struct backend *be, const char *uri,
 		   const struct stfs_conf *conf)
 {
 	struct s3_priv *sp = be->priv;
+	struct objstore_settings set;
 	struct creds c = {0};
 	const char *region = NULL;
 	size_t n;
@@ -324,21 +319,21 @@ static int s3_init(struct backend *be, const char *uri,
 			uri);
 		return -EINVAL;
 	}
-	sp->timeout_ms = conf && conf->timeout_ms ? conf->timeout_ms : 5000;
-	sp->connect_ms = conf ? conf->connect_timeout_ms : 0;
-	sp->retries = conf ? conf->retries : 2;
-	sp->ra_ttl_ms =
-		conf && conf->storage_ttl_ms ? conf->storage_ttl_ms : 5000;
+	/* the backend's own settings: nothing else of conf is read */
+	conf_objstore_settings(conf, &set);
+	sp->timeout_ms = set.timeout_ms;
+	sp->connect_ms = set.connect_timeout_ms;
+	sp->retries = set.retries;
+	sp->ra_ttl_ms = set.storage_ttl_ms;
 	sp->max_keys = env_max_keys();
 
 	/* region: the setting (explicit, or AWS_REGION imported by conf), the
 	 * endpoint, the provider's default */
-	if (conf && conf->region && *conf->region)
-		region = conf->region;
+	region = set.region;
 	if (region) {
 		snprintf(sp->region, sizeof(sp->region), "%s", region);
-	} else if (!(conf && conf->endpoint &&
-		     s3_region_from_endpoint(conf->endpoint, sp->region,
+	} else if (!(set.endpoint &&
+		     s3_region_from_endpoint(set.endpoint, sp->region,
 					     sizeof(sp->region)) == 0)) {
 		snprintf(sp->region, sizeof(sp->region), "%s",
 			 s3_region_default(sp->uri.prov));
@@ -352,13 +347,13 @@ static int s3_init(struct backend *be, const char *uri,
 			return -EINVAL;
 		}
 	}
-	if (conf && conf->endpoint && *conf->endpoint) {
-		if (strlen(conf->endpoint) >= sizeof(sp->endpoint)) {
+	if (set.endpoint) {
+		if (strlen(set.endpoint) >= sizeof(sp->endpoint)) {
 			log_err("s3: endpoint too long");
 			return -EINVAL;
 		}
 		snprintf(sp->endpoint, sizeof(sp->endpoint), "%s",
-			 conf->endpoint);
+			 set.endpoint);
 	} else if (s3_endpoint_default(sp->uri.prov, sp->region, sp->endpoint,
 				       sizeof(sp->endpoint)) < 0) {
 		log_err("s3: cannot make an endpoint for region '%s'",
@@ -366,22 +361,22 @@ static int s3_init(struct backend *be, const char *uri,
 		return -EINVAL;
 	}
 	rc = s3_addr_init(&sp->addr, sp->endpoint, sp->uri.bucket,
-			  conf && conf->path_style);
+			  set.path_style);
 	if (rc < 0) {
 		log_err("s3: bad endpoint '%s'", sp->endpoint);
 		return -EINVAL;
 	}
 	snprintf(sp->sigv4, sizeof(sp->sigv4), "aws:amz:%s:s3", sp->region);
-	if (conf && conf->ca_file && *conf->ca_file) {
-		sp->ca_file = strdup(conf->ca_file);
+	if (set.ca_file) {
+		sp->ca_file = strdup(set.ca_file);
 		if (!sp->ca_file)
 			return -ENOMEM;
 	}
 
-	rc = creds_resolve(conf, &c);
+	rc = creds_resolve(&set, &c);
 	if (rc < 0)
 		return rc == -ENOMEM || rc == -EACCES ? rc : -EINVAL;
-	rc = cred_open(sp, conf, &c);
+	rc = cred_open(sp, &set, &c);
 	creds_wipe(&c);
 	if (rc < 0)
 		return rc;

@@ -757,6 +757,52 @@ int conf_init_defaults(struct stfs_conf *c)
 	return 0;
 }
 
+/* the table's default of numeric key `name` (0 when it has none) */
+static unsigned default_u(const char *name)
+{
+	struct stfs_conf d = {0};
+	size_t i;
+
+	if (!key_find(name, &i) || !conf_keys[i].dflt ||
+	    key_apply(&d, i, conf_keys[i].dflt, false, NULL))
+		return 0;
+	return *(const unsigned *)(const void *)((const char *)&d +
+						 conf_keys[i].off);
+}
+
+static const char *nz(const char *s)
+{
+	return s && *s ? s : NULL;
+}
+
+void conf_objstore_settings(const struct stfs_conf *c,
+			    struct objstore_settings *o)
+{
+	*o = (struct objstore_settings){
+		.timeout_ms = c && c->timeout_ms ? c->timeout_ms
+						 : default_u("timeout"),
+		.connect_timeout_ms = c ? c->connect_timeout_ms : 0,
+		.retries = c ? c->retries : default_u("retries"),
+		.storage_ttl_ms = c && c->storage_ttl_ms
+					  ? c->storage_ttl_ms
+					  : default_u("storage_ttl"),
+	};
+	if (!c)
+		return;
+	o->access_key = nz(c->access_key);
+	o->secret_key = nz(c->secret_key);
+	o->session_token = nz(c->session_token);
+	o->keys_from = conf_is_explicit(c, "access_key") ? "config keys"
+		       : c->seatunnel_yaml ? "seatunnel.yaml or environment"
+					   : "environment";
+	o->credentials_file = nz(c->credentials_file);
+	o->aws_credentials_provider = nz(c->aws_credentials_provider);
+	o->endpoint = nz(c->endpoint);
+	o->region = nz(c->region);
+	o->ca_file = nz(c->ca_file);
+	o->path_style = c->path_style;
+}
+
 void conf_release(struct stfs_conf *c)
 {
 	if (!c)

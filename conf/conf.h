@@ -224,6 +224,29 @@ bool conf_holds_secret(const struct stfs_conf *c);
  */
 int conf_protect_secrets(const struct stfs_conf *c);
 
+/*
+ * What an object-store backend (backends/s3.c, gcs.c) takes from the
+ * configuration: its own keys, never the engine's (engine_password...).
+ * Strings are borrowed from the conf (NULL: unset or empty).
+ */
+struct objstore_settings {
+	unsigned timeout_ms, connect_timeout_ms, retries, storage_ttl_ms;
+	const char *access_key;
+	const char *secret_key, *session_token; /* secrets */
+	const char *keys_from; /* where access_key came from (no secret) */
+	const char *credentials_file, *aws_credentials_provider;
+	const char *endpoint, *region, *ca_file;
+	bool path_style;
+};
+
+/**
+ * Fill `out` from `c`; `c` NULL (tests), or a zero timeout, storage_ttl:
+ * the key table's defaults.  keys_from is "config keys" (set explicitly),
+ * "seatunnel.yaml or environment" or "environment" (imported).
+ */
+void conf_objstore_settings(const struct stfs_conf *c,
+			    struct objstore_settings *out);
+
 /** Free everything, wiping secrets first.  `c` is zeroed afterwards. */
 void conf_release(struct stfs_conf *c);
 

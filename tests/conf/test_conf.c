@@ -1054,6 +1054,48 @@ static void test_conf_import_env_every_provider(void **state)
 	env_case("file:///tmp/ns", "gs://b/imap", gs, "GAK", "GSK", NULL);
 }
 
+/* the object-store backends' settings: the table's defaults, no engine key */
+static void test_conf_objstore_settings(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct objstore_settings o;
+	struct conf_err e = {0};
+
+	conf_objstore_settings(NULL, &o);
+	assert_int_equal(o.timeout_ms, 5000);
+	assert_int_equal(o.retries, 2);
+	assert_int_equal(o.storage_ttl_ms, 5000);
+	assert_null(o.access_key);
+	assert_null(o.keys_from);
+
+	assert_int_equal(conf_set(c, "timeout", "7s", &e), 0);
+	assert_int_equal(conf_set(c, "access_key", "AK", &e), 0);
+	assert_int_equal(conf_set(c, "secret_key", "SK", &e), 0);
+	assert_int_equal(conf_set(c, "endpoint", "", &e), 0);
+	assert_int_equal(conf_set(c, "path_style", NULL, &e), 0);
+	conf_objstore_settings(c, &o);
+	assert_int_equal(o.timeout_ms, 7000);
+	assert_string_equal(o.access_key, "AK");
+	assert_string_equal(o.secret_key, "SK");
+	assert_string_equal(o.keys_from, "config keys");
+	assert_null(o.endpoint);
+	assert_null(o.session_token);
+	assert_true(o.path_style);
+
+	/* imported keys say where they came from */
+	free(c->access_key);
+	c->access_key = NULL;
+	c->explicit_keys = 0;
+	setenv("AWS_ACCESS_KEY_ID", "ENVAK", 1);
+	assert_int_equal(conf_set(c, "checkpoint", "s3://b/ns", &e), 0);
+	c->explicit_keys = 0;
+	assert_int_equal(conf_import_env(c), 0);
+	unsetenv("AWS_ACCESS_KEY_ID");
+	conf_objstore_settings(c, &o);
+	assert_string_equal(o.access_key, "ENVAK");
+	assert_string_equal(o.keys_from, "environment");
+}
+
 /* ---- validate / render / release -------------------------------------- */
 
 static void test_conf_validate_errors(void **state)
@@ -1294,6 +1336,7 @@ int main(void)
 		T(test_conf_import_secret_mode),
 		T(test_conf_apply_imports_and_env),
 		T(test_conf_import_env_every_provider),
+		T(test_conf_objstore_settings),
 		T(test_conf_validate_errors),
 		T(test_conf_render_redacts_and_roundtrips),
 		T(test_conf_release_zeroes),
