@@ -47,6 +47,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conf/conf.h"
 #include "util/buf.h"
 
 /* the settings awscred needs, borrowed for awscred_open() only */
@@ -62,6 +63,9 @@ struct awscred_conf {
 	const char *ecs_base;  /* "http://169.254.170.2" */
 	const char *imds_base; /* AWS_EC2_METADATA_SERVICE_ENDPOINT, or
 				  "http://169.254.169.254" */
+	/* the environment conf captured (AWS_*, HOME), kept for refreshes:
+	 * it must outlive the awscred; NULL: none */
+	const struct conf_env *env;
 };
 
 /* one set of credentials, immutable, shared by reference */

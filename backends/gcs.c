@@ -523,7 +523,7 @@ static int gcs_init(struct backend *be, const char *uri,
 {
 	struct gcs_priv *gp = be->priv;
 	struct objstore_settings set;
-	const char *cf, *emu = secure_getenv("STORAGE_EMULATOR_HOST");
+	const char *cf, *emu;
 	bool hmac, json_key;
 	struct gcsauth_conf ac = {0};
 	int rc;
@@ -531,6 +531,7 @@ static int gcs_init(struct backend *be, const char *uri,
 	/* the backend's own settings: nothing else of conf is read (conf goes
 	 * on to the s3 backend only, which takes its own) */
 	conf_objstore_settings(conf, &set);
+	emu = conf_env_get(set.env, "STORAGE_EMULATOR_HOST");
 	cf = set.credentials_file;
 	/* HMAC keys: set, or GOOGLE_ACCESS_KEY_ID imported by conf */
 	hmac = set.access_key != NULL;
@@ -545,7 +546,7 @@ static int gcs_init(struct backend *be, const char *uri,
 	gp->max_keys = GCS_PAGE;
 	{
 		/* the s3 backend's page size knob, for tests */
-		const char *mk = secure_getenv("STFS_S3_MAX_KEYS");
+		const char *mk = conf_env_get(set.env, "STFS_S3_MAX_KEYS");
 		char *end = NULL;
 		long v = mk && *mk ? strtol(mk, &end, 10) : 0;
 
@@ -562,6 +563,7 @@ static int gcs_init(struct backend *be, const char *uri,
 		ac.timeout_ms = gp->timeout_ms < 3000 ? gp->timeout_ms : 3000;
 		ac.connect_ms = gp->connect_ms;
 		ac.ca_file = gp->ca_file;
+		ac.env = set.env;
 		rc = gcsauth_open(&ac, &gp->auth);
 		if (rc < 0 && rc != -ENOENT)
 			return rc;

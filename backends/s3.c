@@ -254,6 +254,7 @@ static int cred_open(struct s3_priv *sp, const struct objstore_settings *set,
 		.timeout_ms = sp->timeout_ms < 3000 ? sp->timeout_ms : 3000,
 		.connect_ms = sp->connect_ms,
 		.ca_file = sp->ca_file,
+		.env = set->env,
 	};
 
 	if (c->ak && strchr(c->ak, ':')) {
@@ -271,9 +272,9 @@ static int cred_open(struct s3_priv *sp, const struct objstore_settings *set,
 
 static void s3_destroy(struct backend *be);
 
-static unsigned env_max_keys(void)
+static unsigned env_max_keys(const struct conf_env *env)
 {
-	const char *v = getenv("STFS_S3_MAX_KEYS");
+	const char *v = conf_env_get(env, "STFS_S3_MAX_KEYS");
 	char *end;
 	long n;
 
@@ -325,7 +326,7 @@ static int s3_init(struct backend *be, const char *uri,
 	sp->connect_ms = set.connect_timeout_ms;
 	sp->retries = set.retries;
 	sp->ra_ttl_ms = set.storage_ttl_ms;
-	sp->max_keys = env_max_keys();
+	sp->max_keys = env_max_keys(set.env);
 
 	/* region: the setting (explicit, or AWS_REGION imported by conf), the
 	 * endpoint, the provider's default */

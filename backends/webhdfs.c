@@ -400,7 +400,8 @@ static int wh_user(struct wh_priv *wp, const struct stfs_conf *conf)
 {
 	const char *u = conf && conf->hdfs_user && *conf->hdfs_user
 				? conf->hdfs_user
-				: getenv("HADOOP_USER_NAME");
+				: conf_env_get(conf ? &conf->env : NULL,
+					       "HADOOP_USER_NAME");
 	struct passwd pw, *res = NULL;
 	char pwbuf[1024];
 	struct buf b;

@@ -801,6 +801,7 @@ void conf_objstore_settings(const struct stfs_conf *c,
 	o->region = nz(c->region);
 	o->ca_file = nz(c->ca_file);
 	o->path_style = c->path_style;
+	o->env = &c->env;
 }
 
 void conf_release(struct stfs_conf *c)
@@ -815,6 +816,7 @@ void conf_release(struct stfs_conf *c)
 	}
 	engines_clear(c);
 	str_free(&c->engine_http_port);
+	conf_env_release(&c->env);
 	explicit_bzero(c, sizeof(*c));
 }
 
@@ -1804,6 +1806,70 @@ int conf_import_hazelcast_yaml(struct stfs_conf *c, const char *path,
 	return import_file(c, path, &c->hazelcast_yaml, false, err);
 }
 
+/* every variable stfs reads (besides systemd's NOTIFY_SOCKET) */
+static const char *const env_names[CONF_ENV_N] = {
+	"AWS_ACCESS_KEY_ID",
+	"AWS_SECRET_ACCESS_KEY",
+	"AWS_SESSION_TOKEN",
+	"AWS_REGION",
+	"AWS_DEFAULT_REGION",
+	"AWS_PROFILE",
+	"AWS_DEFAULT_PROFILE",
+	"AWS_SHARED_CREDENTIALS_FILE",
+	"AWS_CONFIG_FILE",
+	"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+	"AWS_CONTAINER_CREDENTIALS_FULL_URI",
+	"AWS_CONTAINER_AUTHORIZATION_TOKEN",
+	"AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+	"AWS_EC2_METADATA_DISABLED",
+	"AWS_EC2_METADATA_SERVICE_ENDPOINT",
+	"OSS_ACCESS_KEY_ID",
+	"OSS_ACCESS_KEY_SECRET",
+	"OSS_SESSION_TOKEN",
+	"COSN_SECRET_ID",
+	"COSN_SECRET_KEY",
+	"GOOGLE_ACCESS_KEY_ID",
+	"GOOGLE_SECRET_ACCESS_KEY",
+	"GOOGLE_APPLICATION_CREDENTIALS",
+	"GCE_METADATA_HOST",
+	"STORAGE_EMULATOR_HOST",
+	"STFS_ENGINE_PASSWORD",
+	"STFS_S3_MAX_KEYS", /* the page size of listings, for tests */
+	"HADOOP_USER_NAME",
+	"HOME",
+};
+
+void conf_env_release(struct conf_env *e)
+{
+	for (size_t i = 0; e && i < CONF_ENV_N; i++)
+		str_free(&e->val[i]);
+}
+
+int conf_env_capture(struct conf_env *e)
+{
+	conf_env_release(e);
+	for (size_t i = 0; i < CONF_ENV_N; i++) {
+		const char *v =
+			env_names[i] ? secure_getenv(env_names[i]) : NULL;
+
+		if (!v || !*v || has_ctl(v) || strlen(v) > CONF_MAX_LINE)
+			continue;
+		if (str_set(&e->val[i], v)) {
+			conf_env_release(e);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+const char *conf_env_get(const struct conf_env *e, const char *name)
+{
+	for (size_t i = 0; e && name && i < CONF_ENV_N; i++)
+		if (env_names[i] && !strcmp(env_names[i], name))
+			return e->val[i];
+	return NULL;
+}
+
 /*
  * The environment of one storage URI's provider (conf/schemes.h): only keys
  * that are still unset.  The backends read no credential variable
@@ -1838,9 +1904,8 @@ static int import_env_prov(struct stfs_conf *c, enum scheme_prov prov)
 		if (envs[i].prov != SCHEME_PROV_NONE && envs[i].prov != prov)
 			continue;
 		k = key_find(envs[i].key, NULL);
-		v = secure_getenv(envs[i].env);
-		if (!v || !*v || *key_str(c, k) || has_ctl(v) ||
-		    strlen(v) > CONF_MAX_LINE)
+		v = conf_env_get(&c->env, envs[i].env);
+		if (!v || *key_str(c, k))
 			continue;
 		if (str_set(key_str(c, k), v))
 			return -ENOMEM;
@@ -1852,10 +1917,11 @@ int conf_import_env(struct stfs_conf *c)
 {
 	const struct stfs_scheme *ck = scheme_of_uri(c->checkpoint);
 	const struct stfs_scheme *im = scheme_of_uri(c->imap);
-	int rc;
+	int rc = conf_env_capture(&c->env);
 
 	/* the checkpoint's provider first; the password with it */
-	rc = import_env_prov(c, ck ? ck->prov : SCHEME_PROV_NONE);
+	if (!rc)
+		rc = import_env_prov(c, ck ? ck->prov : SCHEME_PROV_NONE);
 	if (!rc && im && im->prov && (!ck || im->prov != ck->prov))
 		rc = import_env_prov(c, im->prov);
 	return rc;

@@ -21,6 +21,18 @@
 
 #define CONF_MAX_ENGINES 8
 
+/*
+ * The process environment stfs reads, captured once by conf_import_env():
+ * the variables listed in conf.c's env_names[] (credentials, credential
+ * providers' settings, HOME, test knobs).  Backends look values up with
+ * conf_env_get() and call no getenv() themselves.  Values are secrets
+ * (wiped on release); never rendered.
+ */
+#define CONF_ENV_N 29
+struct conf_env {
+	char *val[CONF_ENV_N]; /* NULL: unset or empty */
+};
+
 struct stfs_conf {
 	/* sources (README "Where the state comes from") */
 	char *checkpoint; /* URI: file:///..., hdfs://, s3://, oss://, cos://,
@@ -78,6 +90,9 @@ struct stfs_conf {
 	char *namenodes; /* "host:port,host:port", or NULL */
 	char *hdfs_user; /* NULL: $HADOOP_USER_NAME, else the daemon's */
 	unsigned hdfs_http_port; /* 0: 9870 */
+
+	/* the environment, captured by conf_import_env() */
+	struct conf_env env;
 
 	/* seatunnel.yaml facts, when imported */
 	char *engine_http_port; /* "8080" */
@@ -184,6 +199,19 @@ int conf_apply_imports(struct stfs_conf *c, struct conf_err *err);
 int conf_import_env(struct stfs_conf *c);
 
 /**
+ * Capture the variables of env_names[] from the process (secure_getenv:
+ * none when set-uid) into `e`, replacing what it held.  0 or -ENOMEM.
+ */
+int conf_env_capture(struct conf_env *e);
+
+/** The captured value of variable `name`, or NULL (unset, empty, `e` NULL,
+ * or a name not in env_names[]). */
+const char *conf_env_get(const struct conf_env *e, const char *name);
+
+/** Wipe and free the captured values. */
+void conf_env_release(struct conf_env *e);
+
+/**
  * Start a new source ("layer"): the first explicit `engine` of a layer
  * replaces the list, later ones append.  conf_parse_mem()/conf_load_file()
  * start a layer and start another when done, so command-line engines given
@@ -237,6 +265,7 @@ struct objstore_settings {
 	const char *credentials_file, *aws_credentials_provider;
 	const char *endpoint, *region, *ca_file;
 	bool path_style;
+	const struct conf_env *env; /* the captured environment, or NULL */
 };
 
 /**

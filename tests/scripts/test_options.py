@@ -107,5 +107,31 @@ class Options(unittest.TestCase):
         self.assertIn("unknown scheme", r.stderr)
 
 
+class Environment(unittest.TestCase):
+    """conf_import_env() is the one place that reads the environment."""
+
+    ALLOWED = {"conf/conf.c",        # conf_env_capture()
+               "fusefs/notify.c"}    # systemd's NOTIFY_SOCKET
+
+    def test_only_conf_reads_the_environment(self):
+        pat = re.compile(r"\b(secure_)?getenv\s*\(")
+        found = []
+        for top in ("backends", "conf", "fusefs"):
+            for dirpath, _, names in os.walk(os.path.join(ROOT, top)):
+                for name in names:
+                    if not name.endswith((".c", ".h")):
+                        continue
+                    full = os.path.join(dirpath, name)
+                    rel = os.path.relpath(full, ROOT)
+                    with open(full, encoding="utf-8", errors="replace") as f:
+                        for no, line in enumerate(f, 1):
+                            code = line.split("//")[0].strip()
+                            if code.startswith(("*", "/*")):
+                                continue  # a comment
+                            if pat.search(code) and rel not in self.ALLOWED:
+                                found.append("%s:%d" % (rel, no))
+        self.assertEqual(found, [], "getenv outside conf_import_env")
+
+
 if __name__ == "__main__":
     unittest.main()
