@@ -268,6 +268,7 @@ static int local_init(struct backend *be, const char *uri,
 		      const struct stfs_conf *conf)
 {
 	struct local_priv *lp = be->priv;
+	struct local_settings set;
 	const char *p = uri;
 	char why[sizeof(lp->refused)];
 	size_t len;
@@ -293,10 +294,12 @@ static int local_init(struct backend *be, const char *uri,
 	lp->root = strndup(p, len);
 	if (!lp->root)
 		return -ENOMEM;
-	if (conf && conf->namespace_owner && *conf->namespace_owner) {
-		if (resolve_owner(conf->namespace_owner, &lp->owner)) {
+	/* the backend's own settings: nothing else of conf is read */
+	conf_local_settings(conf, &set);
+	if (set.namespace_owner) {
+		if (resolve_owner(set.namespace_owner, &lp->owner)) {
 			log_err("local: namespace_owner=%s: no such user",
-				conf->namespace_owner);
+				set.namespace_owner);
 			return -EINVAL;
 		}
 		lp->has_owner = true;

@@ -775,6 +775,11 @@ static const char *nz(const char *s)
 	return s && *s ? s : NULL;
 }
 
+void conf_local_settings(const struct stfs_conf *c, struct local_settings *o)
+{
+	o->namespace_owner = c ? nz(c->namespace_owner) : NULL;
+}
+
 void conf_objstore_settings(const struct stfs_conf *c,
 			    struct objstore_settings *o)
 {

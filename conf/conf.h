@@ -268,6 +268,14 @@ struct objstore_settings {
 	const struct conf_env *env; /* the captured environment, or NULL */
 };
 
+/* What the local backend (backends/local.c) takes from the configuration. */
+struct local_settings {
+	const char *namespace_owner; /* a user besides root and the daemon's */
+};
+
+/** Fill `out` from `c` (NULL: nothing set). */
+void conf_local_settings(const struct stfs_conf *c, struct local_settings *out);
+
 /**
  * Fill `out` from `c`; `c` NULL (tests), or a zero timeout, storage_ttl:
  * the key table's defaults.  keys_from is "config keys" (set explicitly),

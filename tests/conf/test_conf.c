@@ -1054,12 +1054,23 @@ static void test_conf_import_env_every_provider(void **state)
 	env_case("file:///tmp/ns", "gs://b/imap", gs, "GAK", "GSK", NULL);
 }
 
-/* the object-store backends' settings: the table's defaults, no engine key */
+/* the backends' settings: the table's defaults, no engine key */
 static void test_conf_objstore_settings(void **state)
 {
 	struct stfs_conf *c = *state;
 	struct objstore_settings o;
 	struct conf_err e = {0};
+
+	struct local_settings l;
+
+	conf_local_settings(NULL, &l);
+	assert_null(l.namespace_owner);
+	assert_int_equal(conf_set(c, "namespace_owner", "seatunnel", &e), 0);
+	conf_local_settings(c, &l);
+	assert_string_equal(l.namespace_owner, "seatunnel");
+	assert_int_equal(conf_set(c, "namespace_owner", "", &e), 0);
+	conf_local_settings(c, &l);
+	assert_null(l.namespace_owner);
 
 	conf_objstore_settings(NULL, &o);
 	assert_int_equal(o.timeout_ms, 5000);
