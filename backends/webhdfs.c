@@ -457,9 +457,10 @@ static int wh_init(struct backend *be, const char *uri,
 			defport = conf->hdfs_http_port;
 		force = true;
 	}
-	wp->timeout_ms = conf && conf->timeout_ms ? conf->timeout_ms : 5000;
+	wp->timeout_ms = conf && conf->timeout_ms ? conf->timeout_ms
+						  : conf_default_u("timeout");
 	wp->connect_ms = conf ? conf->connect_timeout_ms : 0;
-	wp->retries = conf ? conf->retries : 2;
+	wp->retries = conf ? conf->retries : conf_default_u("retries");
 	if (conf && conf->namenodes && *conf->namenodes) {
 		const char *s = conf->namenodes;
 

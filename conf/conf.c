@@ -757,8 +757,7 @@ int conf_init_defaults(struct stfs_conf *c)
 	return 0;
 }
 
-/* the table's default of numeric key `name` (0 when it has none) */
-static unsigned default_u(const char *name)
+unsigned conf_default_u(const char *name)
 {
 	struct stfs_conf d = {0};
 	size_t i;
@@ -785,12 +784,12 @@ void conf_objstore_settings(const struct stfs_conf *c,
 {
 	*o = (struct objstore_settings){
 		.timeout_ms = c && c->timeout_ms ? c->timeout_ms
-						 : default_u("timeout"),
+						 : conf_default_u("timeout"),
 		.connect_timeout_ms = c ? c->connect_timeout_ms : 0,
-		.retries = c ? c->retries : default_u("retries"),
+		.retries = c ? c->retries : conf_default_u("retries"),
 		.storage_ttl_ms = c && c->storage_ttl_ms
 					  ? c->storage_ttl_ms
-					  : default_u("storage_ttl"),
+					  : conf_default_u("storage_ttl"),
 	};
 	if (!c)
 		return;

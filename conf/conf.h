@@ -268,6 +268,13 @@ struct objstore_settings {
 	const struct conf_env *env; /* the captured environment, or NULL */
 };
 
+/**
+ * The key table's default of numeric key `name` ("timeout": 5000, in the
+ * unit struct stfs_conf keeps it), 0 when it has none: for a caller handed
+ * a zeroed conf (tests), so that no default is written twice.
+ */
+unsigned conf_default_u(const char *name);
+
 /* What the local backend (backends/local.c) takes from the configuration. */
 struct local_settings {
 	const char *namespace_owner; /* a user besides root and the daemon's */

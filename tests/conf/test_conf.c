@@ -1063,6 +1063,11 @@ static void test_conf_objstore_settings(void **state)
 
 	struct local_settings l;
 
+	assert_int_equal(conf_default_u("timeout"), 5000);
+	assert_int_equal(conf_default_u("orphan_grace"), 600); /* seconds */
+	assert_int_equal(conf_default_u("engine_max_jobs"), 1000000);
+	assert_int_equal(conf_default_u("hdfs_http_port"), 0); /* none */
+	assert_int_equal(conf_default_u("no_such_key"), 0);
 	conf_local_settings(NULL, &l);
 	assert_null(l.namespace_owner);
 	assert_int_equal(conf_set(c, "namespace_owner", "seatunnel", &e), 0);
