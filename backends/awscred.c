@@ -105,6 +105,7 @@ struct awscred {
 	const char *static_from; /* static string */
 	unsigned timeout_ms, connect_ms;
 	char *ca_file, *ecs_base, *imds_base;
+	const struct conf_env *env; /* the captured environment, or NULL */
 
 	struct credcache cc;	 /* cc.lock guards the rest */
 	struct awscred_set *cur; /* NULL: unsigned */
@@ -123,11 +124,10 @@ void awscred_keys_wipe(struct awscred_keys *k)
 	k->expires_ms = 0;
 }
 
-static const char *env_get(const char *name)
+/* a variable of the environment conf captured (no getenv here) */
+static const char *env_get(const struct awscred *ac, const char *name)
 {
-	const char *v = secure_getenv(name);
-
-	return v && *v ? v : NULL;
+	return conf_env_get(ac->env, name);
 }
 
 /* printable ASCII only: safe in a header and in an "AK:SK" pair */
@@ -187,7 +187,7 @@ int awscred_parse_ini(const char *text, size_t len, const char *profile,
 		      bool config, struct awscred_keys *k)
 {
 	const char *p = text, *end = text + len;
-	bool in = false;
+	bool any = !profile, in = any;
 
 	memset(k, 0, sizeof(*k));
 	while (p < end) {
@@ -202,7 +202,8 @@ int awscred_parse_ini(const char *text, size_t len, const char *profile,
 		if (*ls == '[') {
 			const char *rb = memchr(ls, ']', (size_t)(le - ls));
 
-			in = rb && section_is(ls + 1, rb, profile, config);
+			in = any ||
+			     (rb && section_is(ls + 1, rb, profile, config));
 			continue;
 		}
 		if (!in)
@@ -220,7 +221,13 @@ int awscred_parse_ini(const char *text, size_t len, const char *profile,
 			dst = &k->sk;
 		else if (span_is(ls, ke, "aws_session_token"))
 			dst = &k->tok;
-		if (!dst || vs == le)
+		else if (any && span_is(ls, ke, "access_key"))
+			dst = &k->ak;
+		else if (any && span_is(ls, ke, "secret_key"))
+			dst = &k->sk;
+		else if (any && span_is(ls, ke, "session_token"))
+			dst = &k->tok;
+		if (!dst || vs == le || (any && *dst))
 			continue;
 		secret_free(dst);
 		*dst = strndup(vs, (size_t)(le - vs));
@@ -404,9 +411,10 @@ static struct awscred_set *set_make(const struct awscred_keys *k, enum prov p)
 
 /* ---- providers -------------------------------------------------------- */
 
-static int home_path(const char *rel, char *out, size_t sz)
+static int home_path(const struct awscred *ac, const char *rel, char *out,
+		     size_t sz)
 {
-	const char *home = env_get("HOME");
+	const char *home = env_get(ac, "HOME");
 	struct passwd pw, *res = NULL;
 	char pwbuf[1024];
 
@@ -419,11 +427,11 @@ static int home_path(const char *rel, char *out, size_t sz)
 							       : -ENAMETOOLONG;
 }
 
-static int from_env(struct awscred_keys *k)
+static int from_env(const struct awscred *ac, struct awscred_keys *k)
 {
-	const char *ak = env_get("AWS_ACCESS_KEY_ID");
-	const char *sk = env_get("AWS_SECRET_ACCESS_KEY");
-	const char *tok = env_get("AWS_SESSION_TOKEN");
+	const char *ak = env_get(ac, "AWS_ACCESS_KEY_ID");
+	const char *sk = env_get(ac, "AWS_SECRET_ACCESS_KEY");
+	const char *tok = env_get(ac, "AWS_SESSION_TOKEN");
 
 	if (!ak || !sk)
 		return -ENOENT;
@@ -439,21 +447,23 @@ static int from_env(struct awscred_keys *k)
 
 static int from_profile(struct awscred *ac, struct awscred_keys *k)
 {
-	const char *prof = env_get("AWS_PROFILE");
+	const char *prof = env_get(ac, "AWS_PROFILE");
 	int rc = -ENOENT;
 
 	if (!prof)
-		prof = env_get("AWS_DEFAULT_PROFILE");
+		prof = env_get(ac, "AWS_DEFAULT_PROFILE");
 	if (!prof)
 		prof = "default";
 	for (int i = 0; i < 2 && rc == -ENOENT; i++) {
-		const char *path = env_get(i ? "AWS_CONFIG_FILE"
-					     : "AWS_SHARED_CREDENTIALS_FILE");
+		const char *path =
+			env_get(ac, i ? "AWS_CONFIG_FILE"
+				      : "AWS_SHARED_CREDENTIALS_FILE");
 		char def[4096], *text = NULL;
 		size_t len = 0;
 
 		if (!path) {
-			if (home_path(i ? ".aws/config" : ".aws/credentials",
+			if (home_path(ac,
+				      i ? ".aws/config" : ".aws/credentials",
 				      def, sizeof(def)) < 0)
 				continue;
 			path = def;
@@ -537,10 +547,11 @@ static bool full_uri_ok(const char *u)
 
 static int from_container(struct awscred *ac, struct awscred_keys *k)
 {
-	const char *rel = env_get("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
-	const char *full = env_get("AWS_CONTAINER_CREDENTIALS_FULL_URI");
-	const char *tokfile = env_get("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
-	const char *tok = env_get("AWS_CONTAINER_AUTHORIZATION_TOKEN");
+	const char *rel = env_get(ac, "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
+	const char *full = env_get(ac, "AWS_CONTAINER_CREDENTIALS_FULL_URI");
+	const char *tokfile =
+		env_get(ac, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
+	const char *tok = env_get(ac, "AWS_CONTAINER_AUTHORIZATION_TOKEN");
 	char *ftok = NULL, *auth = NULL;
 	const char *hdrs[2] = {NULL, NULL};
 	struct http_resp resp;
@@ -777,9 +788,9 @@ static bool on_ec2(void)
 	return false;
 }
 
-static bool imds_disabled(void)
+static bool imds_disabled(const struct awscred *ac)
 {
-	const char *v = env_get("AWS_EC2_METADATA_DISABLED");
+	const char *v = env_get(ac, "AWS_EC2_METADATA_DISABLED");
 
 	return v && !strcasecmp(v, "true");
 }
@@ -803,7 +814,7 @@ static int fetch(struct awscred *ac, struct awscred_keys *k, enum prov *from)
 			rc = from_static(ac, k);
 			break;
 		case P_ENV:
-			rc = from_env(k);
+			rc = from_env(ac, k);
 			break;
 		case P_PROFILE:
 			rc = from_profile(ac, k);
@@ -812,11 +823,11 @@ static int fetch(struct awscred *ac, struct awscred_keys *k, enum prov *from)
 			rc = from_container(ac, k);
 			break;
 		case P_INSTANCE:
-			if (imds_disabled())
+			if (imds_disabled(ac))
 				rc = -ENOENT;
 			else if (ac->named ||
-				 env_get("AWS_EC2_METADATA_SERVICE_"
-					 "ENDPOINT") ||
+				 env_get(ac, "AWS_EC2_METADATA_SERVICE_"
+					     "ENDPOINT") ||
 				 on_ec2() ||
 				 strcmp(ac->imds_base, AC_IMDS_BASE_DFLT))
 				rc = from_instance(ac, k);
@@ -918,7 +929,8 @@ static int install(struct awscred *ac, const struct awscred_keys *k,
 int awscred_open(const struct awscred_conf *c, struct awscred **out)
 {
 	struct awscred *ac = calloc(1, sizeof(*ac));
-	const char *imds = env_get("AWS_EC2_METADATA_SERVICE_ENDPOINT");
+	const char *imds =
+		conf_env_get(c->env, "AWS_EC2_METADATA_SERVICE_ENDPOINT");
 	struct awscred_keys k = {0};
 	enum prov from = P_ANON;
 	int rc;
@@ -931,6 +943,7 @@ int awscred_open(const struct awscred_conf *c, struct awscred **out)
 		free(ac);
 		return rc;
 	}
+	ac->env = c->env;
 	ac->timeout_ms = c->timeout_ms ? c->timeout_ms : 2000;
 	ac->connect_ms = c->connect_ms;
 	ac->static_from = c->static_from;

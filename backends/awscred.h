@@ -47,6 +47,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conf/conf.h"
 #include "util/buf.h"
 
 /* the settings awscred needs, borrowed for awscred_open() only */
@@ -62,6 +63,9 @@ struct awscred_conf {
 	const char *ecs_base;  /* "http://169.254.170.2" */
 	const char *imds_base; /* AWS_EC2_METADATA_SERVICE_ENDPOINT, or
 				  "http://169.254.169.254" */
+	/* the environment conf captured (AWS_*, HOME), kept for refreshes:
+	 * it must outlive the awscred; NULL: none */
+	const struct conf_env *env;
 };
 
 /* one set of credentials, immutable, shared by reference */
@@ -89,8 +93,11 @@ void awscred_keys_wipe(struct awscred_keys *k);
 /**
  * Parse an INI credentials or config file for `profile`.  In a config
  * file (`config`) the section is "[profile NAME]" ("[default]" for
- * default).  0 with k->ak/k->sk set; -ENOENT (no such profile, or no keys
- * in it); -ENOMEM.  Never logs.
+ * default).  `profile` NULL: stfs's credentials_file= (README "Object
+ * stores"): every section, stfs's key names access_key / secret_key /
+ * session_token besides the aws_* ones, the first value of a key wins.
+ * 0 with k->ak/k->sk set; -ENOENT (no such profile, or no keys in it);
+ * -ENOMEM.  Never logs.
  */
 int awscred_parse_ini(const char *text, size_t len, const char *profile,
 		      bool config, struct awscred_keys *k);

@@ -16,12 +16,14 @@
 #include <strings.h>
 #include <time.h>
 
+#include "conf/schemes.h"
 #include "util/log.h"
 
 /*
- * Every backend stfs can serve a namespace with, searched in order by URI
- * scheme.  NULL-terminated.  ADD NEW BACKENDS HERE (declare their ops in
- * backend.h next to be_local_ops).
+ * Every backend stfs can serve a namespace with.  NULL-terminated.  Which
+ * backend serves a URI is said by the scheme table (conf/schemes.h, by
+ * be_ops.name): ADD NEW SCHEMES THERE, new backends here (declare their ops
+ * in backend.h next to be_local_ops).
  */
 static const struct be_ops *const be_registry[] = {
 	&be_local_ops,
@@ -148,23 +150,40 @@ out_free:
 	return rc;
 }
 
+const struct be_ops *be_registry_at(size_t i)
+{
+	return i < sizeof(be_registry) / sizeof(be_registry[0]) - 1
+		       ? be_registry[i]
+		       : NULL;
+}
+
+const struct be_ops *be_find(const char *uri)
+{
+	char scheme[32];
+	const struct stfs_scheme *s;
+
+	if (uri_scheme(uri, scheme, sizeof(scheme)) < 0)
+		return NULL;
+	s = scheme_find(scheme, strlen(scheme));
+	for (size_t i = 0; s && be_registry[i]; i++)
+		if (!strcmp(be_registry[i]->name, s->backend))
+			return be_registry[i];
+	return NULL;
+}
+
 int be_open(const char *uri, const struct stfs_conf *conf, struct backend **out)
 {
 	char scheme[32];
-	size_t i, j;
+	const struct be_ops *ops;
 
 	*out = NULL;
 	if (uri_scheme(uri, scheme, sizeof(scheme)) < 0) {
 		log_err("storage URI '%s' has no scheme", uri ? uri : "");
 		return -EINVAL;
 	}
-	for (i = 0; be_registry[i]; i++) {
-		const struct be_ops *ops = be_registry[i];
-
-		for (j = 0; ops->schemes && ops->schemes[j]; j++)
-			if (!strcasecmp(ops->schemes[j], scheme))
-				return be_open_ops(ops, uri, conf, out);
-	}
+	ops = be_find(uri);
+	if (ops)
+		return be_open_ops(ops, uri, conf, out);
 	log_err("storage URI '%s': no backend serves '%s:'", uri, scheme);
 	return -EPROTONOSUPPORT;
 }

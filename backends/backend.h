@@ -83,10 +83,11 @@ struct be_stats {
 };
 
 struct be_ops {
-	const char *name;	    /* "local", "s3", "webhdfs" */
-	const char *const *schemes; /* URI schemes served, NULL-terminated */
-	unsigned caps;		    /* BE_CAP_* */
-	size_t priv_size;	    /* bytes the core callocs for be->priv */
+	/* "local", "s3", "gcs", "webhdfs": the schemes it serves are those
+	 * of conf/schemes.h that name it */
+	const char *name;
+	unsigned caps;	  /* BE_CAP_* */
+	size_t priv_size; /* bytes the core callocs for be->priv */
 
 	/**
 	 * Required.  Check the backend's own settings and prepare (connect
@@ -154,6 +155,13 @@ struct backend {
  */
 int be_open(const char *uri, const struct stfs_conf *conf,
 	    struct backend **out);
+/**
+ * The backend of the registry serving `uri`'s scheme (conf/schemes.h), or
+ * NULL when none does.  Opens nothing.
+ */
+const struct be_ops *be_find(const char *uri);
+/** The i-th backend of the registry, NULL past its end (tests, listings). */
+const struct be_ops *be_registry_at(size_t i);
 /**
  * Like be_open() with the ops table given (tests' fakes, or a caller that
  * already knows the backend).  Same returns.

@@ -294,16 +294,21 @@ int engine_new(const struct stfs_conf *conf, struct engine **out)
 		if (!e->ca_file)
 			goto fail;
 	}
-	e->timeout_ms = conf->timeout_ms ? conf->timeout_ms : 5000;
-	e->connect_ms =
-		conf->connect_timeout_ms ? conf->connect_timeout_ms : 2000;
+	e->timeout_ms =
+		conf->timeout_ms ? conf->timeout_ms : conf_default_u("timeout");
+	e->connect_ms = conf->connect_timeout_ms
+				? conf->connect_timeout_ms
+				: conf_default_u("connect_timeout");
 	if (e->connect_ms > e->timeout_ms)
 		e->connect_ms = e->timeout_ms;
 	e->ttl_ms = conf->engine_ttl_ms;
 	e->retries = conf->retries;
-	e->max_body = (size_t)(conf->engine_max_mb ? conf->engine_max_mb : 32)
-		      << 20;
-	e->max_jobs = conf->engine_max_jobs ? conf->engine_max_jobs : 1000000;
+	e->max_body =
+		(size_t)(conf->engine_max_mb ? conf->engine_max_mb
+					     : conf_default_u("engine_max_mb"))
+		<< 20;
+	e->max_jobs = conf->engine_max_jobs ? conf->engine_max_jobs
+					    : conf_default_u("engine_max_jobs");
 	atomic_init(&e->preferred, 0);
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_condattr_init(&ca);

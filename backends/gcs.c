@@ -49,8 +49,6 @@ struct gcs_priv {
 	unsigned timeout_ms, connect_ms, retries, max_keys;
 };
 
-static const char *const gcs_schemes[] = {"gs", NULL};
-
 /* ---- helpers ------------------------------------------------------------ */
 
 /* percent-encode everything but unreserved characters (and '/' if keep) */
@@ -524,34 +522,39 @@ static int gcs_init(struct backend *be, const char *uri,
 		    const struct stfs_conf *conf)
 {
 	struct gcs_priv *gp = be->priv;
-	const char *cf = conf ? conf->credentials_file : NULL;
-	const char *emu = secure_getenv("STORAGE_EMULATOR_HOST");
-	bool hmac = (conf && conf->access_key && *conf->access_key) ||
-		    (secure_getenv("GOOGLE_ACCESS_KEY_ID") &&
-		     *secure_getenv("GOOGLE_ACCESS_KEY_ID"));
-	bool json_key = cf && *cf && looks_json(cf);
+	struct objstore_settings set;
+	const char *cf, *emu;
+	bool hmac, json_key;
 	struct gcsauth_conf ac = {0};
 	int rc;
 
+	/* the backend's own settings: nothing else of conf is read (conf goes
+	 * on to the s3 backend only, which takes its own) */
+	conf_objstore_settings(conf, &set);
+	emu = conf_env_get(set.env, "STORAGE_EMULATOR_HOST");
+	cf = set.credentials_file;
+	/* HMAC keys: set, or GOOGLE_ACCESS_KEY_ID imported by conf */
+	hmac = set.access_key != NULL;
+	json_key = cf && looks_json(cf);
 	if (s3_uri_parse(uri, &gp->uri) < 0) {
 		log_err("gcs: '%s' is not gs://BUCKET/PREFIX/", uri);
 		return -EINVAL;
 	}
-	gp->timeout_ms = conf && conf->timeout_ms ? conf->timeout_ms : 5000;
-	gp->connect_ms = conf ? conf->connect_timeout_ms : 0;
-	gp->retries = conf ? conf->retries : 2;
+	gp->timeout_ms = set.timeout_ms;
+	gp->connect_ms = set.connect_timeout_ms;
+	gp->retries = set.retries;
 	gp->max_keys = GCS_PAGE;
 	{
 		/* the s3 backend's page size knob, for tests */
-		const char *mk = secure_getenv("STFS_S3_MAX_KEYS");
+		const char *mk = conf_env_get(set.env, "STFS_S3_MAX_KEYS");
 		char *end = NULL;
 		long v = mk && *mk ? strtol(mk, &end, 10) : 0;
 
 		if (end && !*end && v >= 1 && v <= GCS_PAGE)
 			gp->max_keys = (unsigned)v;
 	}
-	if (conf && conf->ca_file && *conf->ca_file) {
-		gp->ca_file = strdup(conf->ca_file);
+	if (set.ca_file) {
+		gp->ca_file = strdup(set.ca_file);
 		if (!gp->ca_file)
 			return -ENOMEM;
 	}
@@ -560,6 +563,7 @@ static int gcs_init(struct backend *be, const char *uri,
 		ac.timeout_ms = gp->timeout_ms < 3000 ? gp->timeout_ms : 3000;
 		ac.connect_ms = gp->connect_ms;
 		ac.ca_file = gp->ca_file;
+		ac.env = set.env;
 		rc = gcsauth_open(&ac, &gp->auth);
 		if (rc < 0 && rc != -ENOENT)
 			return rc;
@@ -574,8 +578,8 @@ static int gcs_init(struct backend *be, const char *uri,
 		}
 		return be_open_ops(&be_s3_ops, uri, conf, &gp->xml);
 	}
-	if (conf && conf->endpoint && *conf->endpoint)
-		snprintf(gp->base, sizeof(gp->base), "%s", conf->endpoint);
+	if (set.endpoint)
+		snprintf(gp->base, sizeof(gp->base), "%s", set.endpoint);
 	else if (emu && *emu)
 		snprintf(gp->base, sizeof(gp->base), "%s%s",
 			 strstr(emu, "://") ? "" : "http://", emu);
@@ -604,7 +608,6 @@ static void gcs_destroy(struct backend *be)
 
 const struct be_ops be_gcs_ops = {
 	.name = "gcs",
-	.schemes = gcs_schemes,
 	.caps = BE_CAP_DELETE,
 	.priv_size = sizeof(struct gcs_priv),
 	.init = gcs_init,

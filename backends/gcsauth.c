@@ -358,7 +358,7 @@ void gcsauth_close(struct gcsauth *ga)
 int gcsauth_open(const struct gcsauth_conf *c, struct gcsauth **out)
 {
 	const char *kf = c->keyfile && *c->keyfile ? c->keyfile : NULL;
-	const char *mdh = secure_getenv("GCE_METADATA_HOST");
+	const char *mdh = conf_env_get(c->env, "GCE_METADATA_HOST");
 	struct gcsauth *ga;
 	char *tok = NULL;
 	int64_t ei = 0;
@@ -366,8 +366,7 @@ int gcsauth_open(const struct gcsauth_conf *c, struct gcsauth **out)
 
 	*out = NULL;
 	if (!kf) {
-		kf = secure_getenv("GOOGLE_APPLICATION_CREDENTIALS");
-		kf = kf && *kf ? kf : NULL;
+		kf = conf_env_get(c->env, "GOOGLE_APPLICATION_CREDENTIALS");
 	}
 	if (!kf && !c->metadata_base && !(mdh && *mdh) && !on_gce())
 		return -ENOENT;

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conf/conf.h"
 #include "util/buf.h"
 
 struct gcsauth_conf {
@@ -34,6 +35,9 @@ struct gcsauth_conf {
 	const char *ca_file;
 	const char *metadata_base; /* NULL: http://$GCE_METADATA_HOST or
 				      http://metadata.google.internal */
+	/* the environment conf captured (GOOGLE_APPLICATION_CREDENTIALS,
+	 * GCE_METADATA_HOST), read at open only; NULL: none */
+	const struct conf_env *env;
 };
 
 /* a service-account key (secret: private_key) */

@@ -77,8 +77,6 @@ struct local_priv {
 	char refused[PATH_MAX + 160]; /* the last refusal logged */
 };
 
-static const char *const local_schemes[] = {"file", NULL};
-
 /* false (and the chain is lost) when it is full */
 static bool chain_push(struct chain *c, const struct stat *st)
 {
@@ -270,6 +268,7 @@ static int local_init(struct backend *be, const char *uri,
 		      const struct stfs_conf *conf)
 {
 	struct local_priv *lp = be->priv;
+	struct local_settings set;
 	const char *p = uri;
 	char why[sizeof(lp->refused)];
 	size_t len;
@@ -295,10 +294,12 @@ static int local_init(struct backend *be, const char *uri,
 	lp->root = strndup(p, len);
 	if (!lp->root)
 		return -ENOMEM;
-	if (conf && conf->namespace_owner && *conf->namespace_owner) {
-		if (resolve_owner(conf->namespace_owner, &lp->owner)) {
+	/* the backend's own settings: nothing else of conf is read */
+	conf_local_settings(conf, &set);
+	if (set.namespace_owner) {
+		if (resolve_owner(set.namespace_owner, &lp->owner)) {
 			log_err("local: namespace_owner=%s: no such user",
-				conf->namespace_owner);
+				set.namespace_owner);
 			return -EINVAL;
 		}
 		lp->has_owner = true;
@@ -797,7 +798,6 @@ static int local_rmdir(struct backend *be, const char *path)
 
 const struct be_ops be_local_ops = {
 	.name = "local",
-	.schemes = local_schemes,
 	.caps = BE_CAP_DELETE,
 	.priv_size = sizeof(struct local_priv),
 	.init = local_init,

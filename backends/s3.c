@@ -83,6 +83,7 @@
 #endif
 #define RA_WAIT_MARGIN_MS 500
 #define S3_MAX_HDRS	  8
+#define S3_CRED_FILE_MAX  ((size_t)64 << 10) /* bytes of credentials_file */
 
 enum ra_state {
 	RA_QUEUED,   /* a prefetch nobody started yet */
@@ -143,17 +144,7 @@ struct s3_priv {
 	int64_t to_until_ms;
 };
 
-static const char *const s3_schemes[] = {"s3",	"s3a",	"s3n", "oss",
-					 "cos", "cosn", "gs",  NULL};
-
 /* ---- secrets ---------------------------------------------------------- */
-
-static const char *env_nonempty(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? v : NULL;
-}
 
 struct creds {
 	char *ak, *sk, *tok; /* malloc'd, wiped by creds_wipe */
@@ -181,165 +172,65 @@ static int creds_set(struct creds *c, const char *ak, const char *sk,
 	return 0;
 }
 
-static void trim(char **s, char **e)
-{
-	while (*s < *e && (**s == ' ' || **s == '\t'))
-		(*s)++;
-	while (*e > *s && ((*e)[-1] == ' ' || (*e)[-1] == '\t' ||
-			   (*e)[-1] == '\r' || (*e)[-1] == '\n'))
-		(*e)--;
-}
-
 /*
- * Read `key = value` lines from a credentials file that only its owner
- * may access.  0 (c filled when both keys were found); -EACCES (mode),
- * -errno (unreadable), -EINVAL (a key is missing).
+ * The keys of a credentials file that only its owner may access (parsed by
+ * awscred_parse_ini(), profile NULL).  0 (c filled); -EACCES (mode),
+ * -errno (unreadable), -EINVAL (a key is missing, or a symbolic link).
  */
 static int creds_from_file(const char *path, struct creds *c)
 {
-	char text[8192];
+	struct awscred_keys k;
 	struct stat st;
-	ssize_t n;
+	char *text = NULL;
 	size_t len = 0;
-	int fd, rc = 0;
-	char *line, *end;
+	int rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		rc = -errno;
-		log_err("s3: credentials file '%s': %s", path, strerror(-rc));
-		return rc;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		log_err("s3: credentials file '%s' is not a regular file",
-			path);
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		log_err("s3: credentials file '%s' is a symbolic link", path);
 		return -EINVAL;
 	}
-	if (st.st_mode & 077) {
-		close(fd);
-		log_err("s3: credentials file '%s' is accessible by group or "
-			"others (mode %03o); refusing it (chmod 600)",
-			path, (unsigned)(st.st_mode & 0777));
-		return -EACCES;
+	rc = secret_file_read("s3: credentials file", path, S3_CRED_FILE_MAX,
+			      &text, &len);
+	if (rc < 0) {
+		if (rc != -EACCES && rc != -EINVAL)
+			log_err("s3: credentials file '%s': %s", path,
+				strerror(-rc));
+		return rc;
 	}
-	while (len < sizeof(text) - 1) {
-		n = read(fd, text + len, sizeof(text) - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	text[len] = '\0';
-	for (line = text; line && *line; line = end) {
-		char *eq, *k, *ke, *v, *ve, **dst = NULL;
-
-		end = strchr(line, '\n');
-		ve = end ? end : line + strlen(line);
-		if (end)
-			end++;
-		eq = memchr(line, '=', (size_t)(ve - line));
-		if (!eq || line[0] == '#' || line[0] == '[')
-			continue;
-		k = line;
-		ke = eq;
-		v = eq + 1;
-		trim(&k, &ke);
-		trim(&v, &ve);
-		if (ke - k == 10 && !strncmp(k, "access_key", 10))
-			dst = &c->ak;
-		else if (ke - k == 17 && !strncmp(k, "aws_access_key_id", 17))
-			dst = &c->ak;
-		else if (ke - k == 10 && !strncmp(k, "secret_key", 10))
-			dst = &c->sk;
-		else if (ke - k == 21 &&
-			 !strncmp(k, "aws_secret_access_key", 21))
-			dst = &c->sk;
-		else if (ke - k == 13 && !strncmp(k, "session_token", 13))
-			dst = &c->tok;
-		else if (ke - k == 17 && !strncmp(k, "aws_session_token", 17))
-			dst = &c->tok;
-		if (!dst || *dst || ve == v)
-			continue;
-		*dst = strndup(v, (size_t)(ve - v));
-		if (!*dst) {
-			rc = -ENOMEM;
-			break;
-		}
-	}
-	explicit_bzero(text, sizeof(text));
-	if (rc == 0 && (!c->ak || !c->sk)) {
+	rc = awscred_parse_ini(text, len, NULL, false, &k);
+	explicit_bzero(text, len);
+	free(text);
+	if (rc == -ENOENT) {
 		log_err("s3: credentials file '%s' lacks access_key or "
 			"secret_key",
 			path);
-		rc = -EINVAL;
+		return -EINVAL;
 	}
-	if (rc < 0)
-		creds_wipe(c);
+	if (rc == 0)
+		rc = creds_set(c, k.ak, k.sk, k.tok);
+	awscred_keys_wipe(&k);
 	return rc;
 }
 
-static int creds_from_env(enum s3_provider prov, struct creds *c)
-{
-	static const struct {
-		enum s3_provider prov;
-		const char *ak, *sk, *tok;
-	} vars[] = {
-		{S3_PROV_OSS, "OSS_ACCESS_KEY_ID", "OSS_ACCESS_KEY_SECRET",
-		 "OSS_SESSION_TOKEN"},
-		{S3_PROV_COS, "COSN_SECRET_ID", "COSN_SECRET_KEY", NULL},
-		{S3_PROV_GCS, "GOOGLE_ACCESS_KEY_ID",
-		 "GOOGLE_SECRET_ACCESS_KEY", NULL},
-		{0, "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
-		 "AWS_SESSION_TOKEN"},
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-		const char *ak, *sk;
-
-		if (vars[i].prov && vars[i].prov != prov)
-			continue;
-		ak = env_nonempty(vars[i].ak);
-		sk = env_nonempty(vars[i].sk);
-		if (ak && sk)
-			return creds_set(c, ak, sk,
-					 vars[i].tok ? env_nonempty(vars[i].tok)
-						     : NULL);
-	}
-	return 0;
-}
-
-static int creds_resolve(const struct stfs_conf *conf, enum s3_provider prov,
-			 struct creds *c)
+static int creds_resolve(const struct objstore_settings *set, struct creds *c)
 {
 	int rc;
 
-	if (conf && conf->access_key && *conf->access_key && conf->secret_key &&
-	    *conf->secret_key) {
-		c->from = conf_is_explicit(conf, "access_key") ? "config keys"
-			  : conf->seatunnel_yaml
-				  ? "seatunnel.yaml or environment"
-				  : "environment";
-		return creds_set(c, conf->access_key, conf->secret_key,
-				 conf->session_token && *conf->session_token
-					 ? conf->session_token
-					 : NULL);
+	if (set->access_key && set->secret_key) {
+		c->from = set->keys_from;
+		return creds_set(c, set->access_key, set->secret_key,
+				 set->session_token);
 	}
-	if (conf && conf->credentials_file && *conf->credentials_file) {
+	if (set->credentials_file) {
 		c->from = "credentials_file";
-		rc = creds_from_file(conf->credentials_file, c);
+		rc = creds_from_file(set->credentials_file, c);
 		if (rc < 0 || c->ak)
 			return rc;
 	}
-	c->from = "environment";
-	rc = creds_from_env(prov, c);
-	if (rc < 0 || c->ak)
-		return rc;
+	/* the environment was read by conf (conf_import_env): its keys came
+	 * in as access_key/secret_key above */
 	c->from = NULL;
-	if (conf && conf->access_key && *conf->access_key) {
+	if (set->access_key) {
 		log_err("s3: access_key is set but no secret_key");
 		return -EINVAL;
 	}
@@ -351,7 +242,7 @@ static int creds_resolve(const struct stfs_conf *conf, enum s3_provider prov,
  * (the static keys found above come first unless conf names providers);
  * for OSS, COS and GCS HMAC the static keys, or unsigned requests.
  */
-static int cred_open(struct s3_priv *sp, const struct stfs_conf *conf,
+static int cred_open(struct s3_priv *sp, const struct objstore_settings *set,
 		     const struct creds *c)
 {
 	struct awscred_conf ac = {
@@ -363,6 +254,7 @@ static int cred_open(struct s3_priv *sp, const struct stfs_conf *conf,
 		.timeout_ms = sp->timeout_ms < 3000 ? sp->timeout_ms : 3000,
 		.connect_ms = sp->connect_ms,
 		.ca_file = sp->ca_file,
+		.env = set->env,
 	};
 
 	if (c->ak && strchr(c->ak, ':')) {
@@ -370,7 +262,7 @@ static int cred_open(struct s3_priv *sp, const struct stfs_conf *conf,
 		return -EINVAL;
 	}
 	if (sp->uri.prov == S3_PROV_AWS)
-		ac.provider = conf ? conf->aws_credentials_provider : NULL;
+		ac.provider = set->aws_credentials_provider;
 	else
 		ac.provider = c->ak ? "static" : "anonymous";
 	return awscred_open(&ac, &sp->cred);
@@ -380,9 +272,9 @@ static int cred_open(struct s3_priv *sp, const struct stfs_conf *conf,
 
 static void s3_destroy(struct backend *be);
 
-static unsigned env_max_keys(void)
+static unsigned env_max_keys(const struct conf_env *env)
 {
-	const char *v = getenv("STFS_S3_MAX_KEYS");
+	const char *v = conf_env_get(env, "STFS_S3_MAX_KEYS");
 	char *end;
 	long n;
 
@@ -401,6 +293,7 @@ static int s3_init(struct backend *be, const char *uri,
 		   const struct stfs_conf *conf)
 {
 	struct s3_priv *sp = be->priv;
+	struct objstore_settings set;
 	struct creds c = {0};
 	const char *region = NULL;
 	size_t n;
@@ -422,29 +315,26 @@ static int s3_init(struct backend *be, const char *uri,
 		return -ENOMEM;
 	rc = s3_uri_parse(uri, &sp->uri);
 	if (rc < 0) {
-		log_err("s3: '%s' is not SCHEME://BUCKET/PREFIX/ (schemes s3, "
-			"s3a, oss, cos, cosn, gs)",
+		log_err("s3: '%s' is not SCHEME://BUCKET/PREFIX/ with an "
+			"object-store scheme",
 			uri);
 		return -EINVAL;
 	}
-	sp->timeout_ms = conf && conf->timeout_ms ? conf->timeout_ms : 5000;
-	sp->connect_ms = conf ? conf->connect_timeout_ms : 0;
-	sp->retries = conf ? conf->retries : 2;
-	sp->ra_ttl_ms =
-		conf && conf->storage_ttl_ms ? conf->storage_ttl_ms : 5000;
-	sp->max_keys = env_max_keys();
+	/* the backend's own settings: nothing else of conf is read */
+	conf_objstore_settings(conf, &set);
+	sp->timeout_ms = set.timeout_ms;
+	sp->connect_ms = set.connect_timeout_ms;
+	sp->retries = set.retries;
+	sp->ra_ttl_ms = set.storage_ttl_ms;
+	sp->max_keys = env_max_keys(set.env);
 
-	/* region: explicit, the environment (s3), the endpoint, default */
-	if (conf && conf->region && *conf->region)
-		region = conf->region;
-	else if (sp->uri.prov == S3_PROV_AWS)
-		region = env_nonempty("AWS_REGION")
-				 ? env_nonempty("AWS_REGION")
-				 : env_nonempty("AWS_DEFAULT_REGION");
+	/* region: the setting (explicit, or AWS_REGION imported by conf), the
+	 * endpoint, the provider's default */
+	region = set.region;
 	if (region) {
 		snprintf(sp->region, sizeof(sp->region), "%s", region);
-	} else if (!(conf && conf->endpoint &&
-		     s3_region_from_endpoint(conf->endpoint, sp->region,
+	} else if (!(set.endpoint &&
+		     s3_region_from_endpoint(set.endpoint, sp->region,
 					     sizeof(sp->region)) == 0)) {
 		snprintf(sp->region, sizeof(sp->region), "%s",
 			 s3_region_default(sp->uri.prov));
@@ -458,13 +348,13 @@ static int s3_init(struct backend *be, const char *uri,
 			return -EINVAL;
 		}
 	}
-	if (conf && conf->endpoint && *conf->endpoint) {
-		if (strlen(conf->endpoint) >= sizeof(sp->endpoint)) {
+	if (set.endpoint) {
+		if (strlen(set.endpoint) >= sizeof(sp->endpoint)) {
 			log_err("s3: endpoint too long");
 			return -EINVAL;
 		}
 		snprintf(sp->endpoint, sizeof(sp->endpoint), "%s",
-			 conf->endpoint);
+			 set.endpoint);
 	} else if (s3_endpoint_default(sp->uri.prov, sp->region, sp->endpoint,
 				       sizeof(sp->endpoint)) < 0) {
 		log_err("s3: cannot make an endpoint for region '%s'",
@@ -472,22 +362,22 @@ static int s3_init(struct backend *be, const char *uri,
 		return -EINVAL;
 	}
 	rc = s3_addr_init(&sp->addr, sp->endpoint, sp->uri.bucket,
-			  conf && conf->path_style);
+			  set.path_style);
 	if (rc < 0) {
 		log_err("s3: bad endpoint '%s'", sp->endpoint);
 		return -EINVAL;
 	}
 	snprintf(sp->sigv4, sizeof(sp->sigv4), "aws:amz:%s:s3", sp->region);
-	if (conf && conf->ca_file && *conf->ca_file) {
-		sp->ca_file = strdup(conf->ca_file);
+	if (set.ca_file) {
+		sp->ca_file = strdup(set.ca_file);
 		if (!sp->ca_file)
 			return -ENOMEM;
 	}
 
-	rc = creds_resolve(conf, sp->uri.prov, &c);
+	rc = creds_resolve(&set, &c);
 	if (rc < 0)
 		return rc == -ENOMEM || rc == -EACCES ? rc : -EINVAL;
-	rc = cred_open(sp, conf, &c);
+	rc = cred_open(sp, &set, &c);
 	creds_wipe(&c);
 	if (rc < 0)
 		return rc;
@@ -1507,7 +1397,6 @@ static int s3_describe(struct backend *be, struct buf *out)
 
 const struct be_ops be_s3_ops = {
 	.name = "s3",
-	.schemes = s3_schemes,
 	.caps = BE_CAP_DELETE,
 	.priv_size = sizeof(struct s3_priv),
 	.init = s3_init,

@@ -10,14 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-static const struct {
-	const char *scheme;
-	enum s3_provider prov;
-} s3_schemes[] = {
-	{"s3", S3_PROV_AWS},  {"s3a", S3_PROV_AWS}, {"s3n", S3_PROV_AWS},
-	{"oss", S3_PROV_OSS}, {"cos", S3_PROV_COS}, {"cosn", S3_PROV_COS},
-	{"gs", S3_PROV_GCS},
-};
+#include "conf/schemes.h"
 
 static bool bucket_char_ok(char c)
 {
@@ -27,8 +20,9 @@ static bool bucket_char_ok(char c)
 
 int s3_uri_parse(const char *uri, struct s3_uri *out)
 {
+	const struct stfs_scheme *sch;
 	const char *p, *sep, *comp;
-	size_t i, n, plen = 0;
+	size_t n, plen = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (!uri)
@@ -36,13 +30,10 @@ int s3_uri_parse(const char *uri, struct s3_uri *out)
 	sep = strstr(uri, "://");
 	if (!sep)
 		return -EINVAL;
-	n = (size_t)(sep - uri);
-	for (i = 0; i < sizeof(s3_schemes) / sizeof(s3_schemes[0]); i++)
-		if (strlen(s3_schemes[i].scheme) == n &&
-		    !strncasecmp(s3_schemes[i].scheme, uri, n))
-			out->prov = s3_schemes[i].prov;
-	if (!out->prov)
+	sch = scheme_find(uri, (size_t)(sep - uri));
+	if (!sch || sch->addr != SCHEME_ADDR_BUCKET || !sch->prov)
 		return -EINVAL;
+	out->prov = (enum s3_provider)sch->prov;
 	p = sep + 3;
 	for (n = 0; p[n] && p[n] != '/'; n++)
 		if (!bucket_char_ok(p[n]))

@@ -18,13 +18,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "conf/schemes.h"
 #include "util/buf.h"
 
+/* the providers of conf/schemes.h, which maps the schemes to them */
 enum s3_provider {
-	S3_PROV_AWS = 1, /* s3://, s3a://, s3n:// */
-	S3_PROV_OSS,	 /* oss:// (Aliyun) */
-	S3_PROV_COS,	 /* cos://, cosn:// (Tencent) */
-	S3_PROV_GCS,	 /* gs:// (XML API with HMAC keys) */
+	S3_PROV_AWS = SCHEME_PROV_AWS, /* s3://, s3a://, s3n:// */
+	S3_PROV_OSS = SCHEME_PROV_OSS, /* oss:// (Aliyun) */
+	S3_PROV_COS = SCHEME_PROV_COS, /* cos://, cosn:// (Tencent) */
+	S3_PROV_GCS = SCHEME_PROV_GCS, /* gs:// (XML API with HMAC keys) */
 };
 
 #define S3_BUCKET_MAX 256

@@ -84,8 +84,6 @@ struct wh_priv {
 	int64_t memo_until_ms;
 };
 
-static const char *const wh_schemes[] = {"hdfs", "webhdfs", "swebhdfs", NULL};
-
 /* ---- URLs --------------------------------------------------------------- */
 
 /* percent-encode `s` (keeping '/' when `keep_slash`) onto b */
@@ -402,7 +400,8 @@ static int wh_user(struct wh_priv *wp, const struct stfs_conf *conf)
 {
 	const char *u = conf && conf->hdfs_user && *conf->hdfs_user
 				? conf->hdfs_user
-				: getenv("HADOOP_USER_NAME");
+				: conf_env_get(conf ? &conf->env : NULL,
+					       "HADOOP_USER_NAME");
 	struct passwd pw, *res = NULL;
 	char pwbuf[1024];
 	struct buf b;
@@ -458,9 +457,10 @@ static int wh_init(struct backend *be, const char *uri,
 			defport = conf->hdfs_http_port;
 		force = true;
 	}
-	wp->timeout_ms = conf && conf->timeout_ms ? conf->timeout_ms : 5000;
+	wp->timeout_ms = conf && conf->timeout_ms ? conf->timeout_ms
+						  : conf_default_u("timeout");
 	wp->connect_ms = conf ? conf->connect_timeout_ms : 0;
-	wp->retries = conf ? conf->retries : 2;
+	wp->retries = conf ? conf->retries : conf_default_u("retries");
 	if (conf && conf->namenodes && *conf->namenodes) {
 		const char *s = conf->namenodes;
 
@@ -1002,7 +1002,6 @@ static int wh_describe(struct backend *be, struct buf *out)
 
 const struct be_ops be_webhdfs_ops = {
 	.name = "webhdfs",
-	.schemes = wh_schemes,
 	.caps = BE_CAP_DELETE,
 	.priv_size = sizeof(struct wh_priv),
 	.init = wh_init,

@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "conf/schemes.h"
 #include "util/log.h"
 
 enum conf_type {
@@ -50,8 +51,11 @@ struct conf_key {
 	const char *name;
 	size_t off;
 	unsigned long long min, max; /* durations: in ms; counts: plain */
-	enum conf_type type;
-	bool required; /* may not be empty */
+	enum conf_type type; /* CT_SECRET: refused on the command line */
+	bool required;	     /* may not be empty */
+	const char *dflt;    /* applied by conf_init_defaults(), or NULL */
+	const char *arg;     /* the value in stfs --help, NULL: a flag */
+	const char *help;    /* one line of stfs --help */
 };
 
 #define F(field) offsetof(struct stfs_conf, field)
@@ -60,63 +64,102 @@ struct conf_key {
 #define HOUR	 (60 * MIN)
 #define DAY	 (24 * HOUR)
 
-/* Rendering order is this order.  K(name, type, field, required, min, max) */
-#define K(n, t, f, r, lo, hi)                                           \
+/*
+ * Rendering and --help order is this order.  The defaults here are the
+ * only ones (README "Options"): conf_init_defaults() applies them.
+ * K(name, type, field, required, min, max, default, ARG, help)
+ */
+#define K(n, t, f, r, lo, hi, d, a, h)                                  \
 	{                                                               \
 		.name = (n), .type = (t), .off = F(f), .required = (r), \
-		.min = (lo), .max = (hi),                               \
+		.min = (lo), .max = (hi), .dflt = (d), .arg = (a),      \
+		.help = (h),                                            \
 	}
 static const struct conf_key conf_keys[] = {
-	K("checkpoint", CT_URI, checkpoint, true, 0, 0),
-	K("engine", CT_ENGINE, engines, true, 0, 0),
-	K("imap", CT_URI, imap, true, 0, 0),
-	K("seatunnel_yaml", CT_PATH, seatunnel_yaml, false, 0, 0),
-	K("hazelcast_yaml", CT_PATH, hazelcast_yaml, false, 0, 0),
-	K("state_dir", CT_ABS, state_dir, true, 0, 0),
-	K("delete_group", CT_STR, delete_group, false, 0, 0),
-	K("namespace_owner", CT_STR, namespace_owner, false, 0, 0),
-	K("audit_log", CT_ABS, audit_log, false, 0, 0),
-	K("log_level", CT_STR, log_level, false, 0, 0),
-	K("ro", CT_BOOL, ro, false, 0, 0),
-	K("timeout", CT_MS, timeout_ms, false, 1, HOUR),
-	K("connect_timeout", CT_MS, connect_timeout_ms, false, 1, 10 * MIN),
-	K("engine_ttl", CT_MS, engine_ttl_ms, false, 0, DAY),
-	K("storage_ttl", CT_MS, storage_ttl_ms, false, 0, DAY),
-	K("cache_ttl", CT_MS, cache_ttl_ms, false, 0, DAY),
-	K("decision_age", CT_MS, decision_age_ms, false, 0, 10 * MIN),
-	K("orphan_grace", CT_SEC, orphan_grace_s, false, 0, 366 * DAY),
-	K("retries", CT_COUNT, retries, false, 0, 10),
-	K("imap_grace", CT_SEC, imap_grace_s, false, 0, 366 * DAY),
-	K("engine_max_mb", CT_COUNT, engine_max_mb, false, 1, 4096),
-	K("engine_max_jobs", CT_COUNT, engine_max_jobs, false, 1, 100000000),
-	K("engine_user", CT_STR, engine_user, false, 0, 0),
-	K("engine_password", CT_SECRET, engine_password, false, 0, 0),
-	K("engine_password_file", CT_ABS, engine_password_file, false, 0, 0),
-	K("engine_ca_file", CT_ABS, engine_ca_file, false, 0, 0),
-	K("access_key", CT_STR, access_key, false, 0, 0),
-	K("secret_key", CT_SECRET, secret_key, false, 0, 0),
-	K("session_token", CT_SECRET, session_token, false, 0, 0),
-	K("credentials_file", CT_ABS, credentials_file, false, 0, 0),
+	K("checkpoint", CT_URI, checkpoint, true, 0, 0,
+	  "file:///tmp/seatunnel/checkpoint_snapshot/", "URI",
+	  "checkpoint namespace (file, hdfs, s3, oss, cos, gs, ... URI)"),
+	K("engine", CT_ENGINE, engines, true, 0, 0, "http://127.0.0.1:8080",
+	  "URL", "REST API v2 base URL, repeatable, tried in order"),
+	K("imap", CT_URI, imap, true, 0, 0, "file:///tmp/seatunnel/imap/",
+	  "URI", "IMap persistence namespace"),
+	K("seatunnel_yaml", CT_PATH, seatunnel_yaml, false, 0, 0, NULL, "FILE",
+	  "import checkpoint storage and HTTP port from seatunnel.yaml"),
+	K("hazelcast_yaml", CT_PATH, hazelcast_yaml, false, 0, 0, NULL, "FILE",
+	  "import the IMap map-store namespace from hazelcast.yaml"),
+	K("state_dir", CT_ABS, state_dir, true, 0, 0, "/var/lib/stfs", "DIR",
+	  "where releases are kept"),
+	K("delete_group", CT_STR, delete_group, false, 0, 0, NULL, "GROUP",
+	  "members may delete and release (default: root only)"),
+	K("namespace_owner", CT_STR, namespace_owner, false, 0, 0, NULL, "USER",
+	  "local namespace directories may be USER's too"),
+	K("audit_log", CT_ABS, audit_log, false, 0, 0, NULL, "FILE",
+	  "append audit records to FILE"),
+	K("log_level", CT_STR, log_level, false, 0, 0, "info", "LEVEL",
+	  "error, warning, notice, info, debug"),
+	K("ro", CT_BOOL, ro, false, 0, 0, NULL, NULL,
+	  "nothing can be deleted or released"),
+	K("timeout", CT_MS, timeout_ms, false, 1, HOUR, "5000", "MS",
+	  "deadline of one remote request"),
+	K("connect_timeout", CT_MS, connect_timeout_ms, false, 1, 10 * MIN,
+	  "2000", "MS", "TCP connect deadline"),
+	K("engine_ttl", CT_MS, engine_ttl_ms, false, 0, DAY, "3000", "MS",
+	  "reuse engine job lists this long"),
+	K("storage_ttl", CT_MS, storage_ttl_ms, false, 0, DAY, "5000", "MS",
+	  "reuse storage listings this long"),
+	K("cache_ttl", CT_MS, cache_ttl_ms, false, 0, DAY, "3000", "MS",
+	  "pseudo-file and attribute cache"),
+	K("decision_age", CT_MS, decision_age_ms, false, 0, 10 * MIN, "2000",
+	  "MS", "max age of the job state used by rm"),
+	K("orphan_grace", CT_SEC, orphan_grace_s, false, 0, 366 * DAY, "600",
+	  "S", "orphan grace period (seconds, or 10m, 1h)"),
+	K("retries", CT_COUNT, retries, false, 0, 10, "2", "N",
+	  "extra tries for idempotent requests"),
+	K("imap_grace", CT_SEC, imap_grace_s, false, 0, 366 * DAY, "3600", "S",
+	  "IMap regions written this recently are live"),
+	K("engine_max_mb", CT_COUNT, engine_max_mb, false, 1, 4096, "32", "N",
+	  "largest engine answer, MiB"),
+	K("engine_max_jobs", CT_COUNT, engine_max_jobs, false, 1, 100000000,
+	  "1000000", "N", "most jobs in one engine list"),
+	K("engine_user", CT_STR, engine_user, false, 0, 0, NULL, "NAME",
+	  "engine basic-auth user"),
+	K("engine_password", CT_SECRET, engine_password, false, 0, 0, NULL,
+	  "PASS",
+	  "its password: config file or STFS_ENGINE_PASSWORD, never -o"),
+	K("engine_password_file", CT_ABS, engine_password_file, false, 0, 0,
+	  NULL, "FILE", "its first line is the engine password"),
+	K("engine_ca_file", CT_ABS, engine_ca_file, false, 0, 0, NULL, "FILE",
+	  "CA bundle for https:// engine URLs"),
+	K("access_key", CT_STR, access_key, false, 0, 0, NULL, "ID",
+	  "object-store access key (or AWS_*, OSS_*, COSN_*, GOOGLE_*)"),
+	K("secret_key", CT_SECRET, secret_key, false, 0, 0, NULL, "KEY",
+	  "object-store secret key: config file or environment, never -o"),
+	K("session_token", CT_SECRET, session_token, false, 0, 0, NULL, "TOKEN",
+	  "object-store session token: config file or environment"),
+	K("credentials_file", CT_ABS, credentials_file, false, 0, 0, NULL,
+	  "FILE", "object-store keys, or a GCS service-account key"),
 	K("aws_credentials_provider", CT_STR, aws_credentials_provider, false,
-	  0, 0),
-	K("endpoint", CT_STR, endpoint, false, 0, 0),
-	K("region", CT_STR, region, false, 0, 0),
-	K("ca_file", CT_ABS, ca_file, false, 0, 0),
-	K("path_style", CT_BOOL, path_style, false, 0, 0),
-	K("namenodes", CT_STR, namenodes, false, 0, 0),
-	K("hdfs_user", CT_STR, hdfs_user, false, 0, 0),
-	K("hdfs_http_port", CT_COUNT, hdfs_http_port, false, 0, 65535),
+	  0, 0, NULL, "LIST", "S3 credential providers, in order"),
+	K("endpoint", CT_STR, endpoint, false, 0, 0, NULL, "URL",
+	  "object-store endpoint (default: the provider's)"),
+	K("region", CT_STR, region, false, 0, 0, NULL, "NAME",
+	  "object-store region"),
+	K("ca_file", CT_ABS, ca_file, false, 0, 0, NULL, "FILE",
+	  "CA bundle for the storage's https:// endpoints"),
+	K("path_style", CT_BOOL, path_style, false, 0, 0, NULL, NULL,
+	  "path-style object-store URLs (https://host/bucket/key)"),
+	K("namenodes", CT_STR, namenodes, false, 0, 0, NULL, "H:P,...",
+	  "HDFS namenode HTTP addresses (HA)"),
+	K("hdfs_user", CT_STR, hdfs_user, false, 0, 0, NULL, "NAME",
+	  "HDFS user.name (default: $HADOOP_USER_NAME, the daemon's)"),
+	K("hdfs_http_port", CT_COUNT, hdfs_http_port, false, 0, 65535, NULL,
+	  "PORT", "namenode HTTP port of hdfs:// URIs (9870)"),
 };
 #undef K
 
 #define N_KEYS (sizeof(conf_keys) / sizeof(conf_keys[0]))
 
 _Static_assert(N_KEYS <= 64, "explicit_keys has one bit per key");
-
-static const char *const uri_schemes[] = {
-	"file", "hdfs", "webhdfs", "swebhdfs", "s3",
-	"s3a",	"oss",	"cos",	   "cosn",     "gs",
-};
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -218,16 +261,6 @@ static void engines_clear(struct stfs_conf *c)
 
 /* ---- value parsers ---------------------------------------------------- */
 
-static bool scheme_known(const char *s, size_t n)
-{
-	for (size_t i = 0; i < sizeof(uri_schemes) / sizeof(uri_schemes[0]);
-	     i++)
-		if (strlen(uri_schemes[i]) == n &&
-		    !memcmp(uri_schemes[i], s, n))
-			return true;
-	return false;
-}
-
 static bool port_ok(const char *p, size_t n)
 {
 	unsigned long v = 0;
@@ -313,6 +346,7 @@ static bool path_clean(const char *p)
  */
 static int uri_normalize(const char *v, char **out, const char **why)
 {
+	const struct stfs_scheme *sch;
 	const char *sep, *auth, *path;
 	size_t slen, alen, plen;
 	struct buf b;
@@ -338,14 +372,14 @@ static int uri_normalize(const char *v, char **out, const char **why)
 		path = strchr(auth, '/');
 		alen = path ? (size_t)(path - auth) : strlen(auth);
 	}
-	if (!scheme_known(v, slen)) {
-		*why = "has an unknown scheme (file, hdfs, webhdfs, swebhdfs, s3, s3a, "
-		       "oss, cos, cosn, gs)";
+	sch = scheme_find(v, slen);
+	if (!sch) {
+		*why = scheme_unknown_why();
 		return -EINVAL;
 	}
 	path = auth + alen;
 	plen = strlen(path);
-	if (slen == 4 && !memcmp(v, "file", 4)) {
+	if (sch->addr == SCHEME_ADDR_PATH) {
 		if (alen && !(alen == 9 && !memcmp(auth, "localhost", 9))) {
 			*why = "is a file URI with a host (use file:///path)";
 			return -EINVAL;
@@ -354,7 +388,7 @@ static int uri_normalize(const char *v, char **out, const char **why)
 			*why = "has no directory path";
 			return -EINVAL;
 		}
-	} else if (slen == 4 || slen == 7 || slen == 8) { /* [s]webhdfs */
+	} else if (sch->addr == SCHEME_ADDR_HOST) {
 		rc = authority_check(auth, alen, why);
 		if (rc)
 			return rc;
@@ -381,7 +415,7 @@ static int uri_normalize(const char *v, char **out, const char **why)
 	rc = buf_append(&b, v, slen);
 	if (!rc)
 		rc = buf_puts(&b, "://");
-	if (!rc && !(slen == 4 && !memcmp(v, "file", 4)))
+	if (!rc && sch->addr != SCHEME_ADDR_PATH)
 		rc = buf_append(&b, auth, alen);
 	if (!rc && plen == 0)
 		rc = buf_puts(&b, "/");
@@ -709,31 +743,69 @@ static int import_set(struct stfs_conf *c, const char *key, const char *value,
 
 int conf_init_defaults(struct stfs_conf *c)
 {
-	*c = (struct stfs_conf){
-		.timeout_ms = 5000,
-		.connect_timeout_ms = 2000,
-		.engine_ttl_ms = 3000,
-		.storage_ttl_ms = 5000,
-		.cache_ttl_ms = 3000,
-		.decision_age_ms = 2000,
-		.orphan_grace_s = 600,
-		.retries = 2,
-		.imap_grace_s = 3600,
-		.engine_max_mb = 32,
-		.engine_max_jobs = 1000000,
-	};
-	c->checkpoint = strdup("file:///tmp/seatunnel/checkpoint_snapshot/");
-	c->imap = strdup("file:///tmp/seatunnel/imap/");
-	c->state_dir = strdup("/var/lib/stfs");
-	c->log_level = strdup("info");
-	c->engines[0] = strdup("http://127.0.0.1:8080");
-	c->n_engines = 1;
-	if (!c->checkpoint || !c->imap || !c->state_dir || !c->engines[0] ||
-	    !c->log_level) {
-		conf_release(c);
-		return -ENOMEM;
+	*c = (struct stfs_conf){0};
+	for (size_t i = 0; i < N_KEYS; i++) {
+		int rc = conf_keys[i].dflt ? key_apply(c, i, conf_keys[i].dflt,
+						       false, NULL)
+					   : 0;
+
+		if (rc) {
+			conf_release(c);
+			return rc == -ENOMEM ? rc : -EINVAL;
+		}
 	}
 	return 0;
+}
+
+unsigned conf_default_u(const char *name)
+{
+	struct stfs_conf d = {0};
+	size_t i;
+
+	if (!key_find(name, &i) || !conf_keys[i].dflt ||
+	    key_apply(&d, i, conf_keys[i].dflt, false, NULL))
+		return 0;
+	return *(const unsigned *)(const void *)((const char *)&d +
+						 conf_keys[i].off);
+}
+
+static const char *nz(const char *s)
+{
+	return s && *s ? s : NULL;
+}
+
+void conf_local_settings(const struct stfs_conf *c, struct local_settings *o)
+{
+	o->namespace_owner = c ? nz(c->namespace_owner) : NULL;
+}
+
+void conf_objstore_settings(const struct stfs_conf *c,
+			    struct objstore_settings *o)
+{
+	*o = (struct objstore_settings){
+		.timeout_ms = c && c->timeout_ms ? c->timeout_ms
+						 : conf_default_u("timeout"),
+		.connect_timeout_ms = c ? c->connect_timeout_ms : 0,
+		.retries = c ? c->retries : conf_default_u("retries"),
+		.storage_ttl_ms = c && c->storage_ttl_ms
+					  ? c->storage_ttl_ms
+					  : conf_default_u("storage_ttl"),
+	};
+	if (!c)
+		return;
+	o->access_key = nz(c->access_key);
+	o->secret_key = nz(c->secret_key);
+	o->session_token = nz(c->session_token);
+	o->keys_from = conf_is_explicit(c, "access_key") ? "config keys"
+		       : c->seatunnel_yaml ? "seatunnel.yaml or environment"
+					   : "environment";
+	o->credentials_file = nz(c->credentials_file);
+	o->aws_credentials_provider = nz(c->aws_credentials_provider);
+	o->endpoint = nz(c->endpoint);
+	o->region = nz(c->region);
+	o->ca_file = nz(c->ca_file);
+	o->path_style = c->path_style;
+	o->env = &c->env;
 }
 
 void conf_release(struct stfs_conf *c)
@@ -748,6 +820,7 @@ void conf_release(struct stfs_conf *c)
 	}
 	engines_clear(c);
 	str_free(&c->engine_http_port);
+	conf_env_release(&c->env);
 	explicit_bzero(c, sizeof(*c));
 }
 
@@ -1737,51 +1810,125 @@ int conf_import_hazelcast_yaml(struct stfs_conf *c, const char *path,
 	return import_file(c, path, &c->hazelcast_yaml, false, err);
 }
 
-int conf_import_env(struct stfs_conf *c)
+/* every variable stfs reads (besides systemd's NOTIFY_SOCKET) */
+static const char *const env_names[CONF_ENV_N] = {
+	"AWS_ACCESS_KEY_ID",
+	"AWS_SECRET_ACCESS_KEY",
+	"AWS_SESSION_TOKEN",
+	"AWS_REGION",
+	"AWS_DEFAULT_REGION",
+	"AWS_PROFILE",
+	"AWS_DEFAULT_PROFILE",
+	"AWS_SHARED_CREDENTIALS_FILE",
+	"AWS_CONFIG_FILE",
+	"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+	"AWS_CONTAINER_CREDENTIALS_FULL_URI",
+	"AWS_CONTAINER_AUTHORIZATION_TOKEN",
+	"AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+	"AWS_EC2_METADATA_DISABLED",
+	"AWS_EC2_METADATA_SERVICE_ENDPOINT",
+	"OSS_ACCESS_KEY_ID",
+	"OSS_ACCESS_KEY_SECRET",
+	"OSS_SESSION_TOKEN",
+	"COSN_SECRET_ID",
+	"COSN_SECRET_KEY",
+	"GOOGLE_ACCESS_KEY_ID",
+	"GOOGLE_SECRET_ACCESS_KEY",
+	"GOOGLE_APPLICATION_CREDENTIALS",
+	"GCE_METADATA_HOST",
+	"STORAGE_EMULATOR_HOST",
+	"STFS_ENGINE_PASSWORD",
+	"STFS_S3_MAX_KEYS", /* the page size of listings, for tests */
+	"HADOOP_USER_NAME",
+	"HOME",
+};
+
+void conf_env_release(struct conf_env *e)
+{
+	for (size_t i = 0; e && i < CONF_ENV_N; i++)
+		str_free(&e->val[i]);
+}
+
+int conf_env_capture(struct conf_env *e)
+{
+	conf_env_release(e);
+	for (size_t i = 0; i < CONF_ENV_N; i++) {
+		const char *v =
+			env_names[i] ? secure_getenv(env_names[i]) : NULL;
+
+		if (!v || !*v || has_ctl(v) || strlen(v) > CONF_MAX_LINE)
+			continue;
+		if (str_set(&e->val[i], v)) {
+			conf_env_release(e);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+const char *conf_env_get(const struct conf_env *e, const char *name)
+{
+	for (size_t i = 0; e && name && i < CONF_ENV_N; i++)
+		if (env_names[i] && !strcmp(env_names[i], name))
+			return e->val[i];
+	return NULL;
+}
+
+/*
+ * The environment of one storage URI's provider (conf/schemes.h): only keys
+ * that are still unset.  The backends read no credential variable
+ * themselves: what they use comes through these keys.
+ */
+static int import_env_prov(struct stfs_conf *c, enum scheme_prov prov)
 {
 	static const struct {
-		const char *scheme, *key, *env;
+		enum scheme_prov prov; /* NONE: any storage */
+		const char *key, *env;
 	} envs[] = {
-		{"s3", "access_key", "AWS_ACCESS_KEY_ID"},
-		{"s3", "secret_key", "AWS_SECRET_ACCESS_KEY"},
-		{"s3", "session_token", "AWS_SESSION_TOKEN"},
-		{"s3", "region", "AWS_REGION"},
-		{"s3", "region", "AWS_DEFAULT_REGION"},
-		{"oss", "access_key", "OSS_ACCESS_KEY_ID"},
-		{"oss", "secret_key", "OSS_ACCESS_KEY_SECRET"},
-		{"cos", "access_key", "COSN_SECRET_ID"},
-		{"cos", "secret_key", "COSN_SECRET_KEY"},
+		{SCHEME_PROV_AWS, "access_key", "AWS_ACCESS_KEY_ID"},
+		{SCHEME_PROV_AWS, "secret_key", "AWS_SECRET_ACCESS_KEY"},
+		{SCHEME_PROV_AWS, "session_token", "AWS_SESSION_TOKEN"},
+		{SCHEME_PROV_AWS, "region", "AWS_REGION"},
+		{SCHEME_PROV_AWS, "region", "AWS_DEFAULT_REGION"},
+		{SCHEME_PROV_OSS, "access_key", "OSS_ACCESS_KEY_ID"},
+		{SCHEME_PROV_OSS, "secret_key", "OSS_ACCESS_KEY_SECRET"},
+		{SCHEME_PROV_OSS, "session_token", "OSS_SESSION_TOKEN"},
+		{SCHEME_PROV_COS, "access_key", "COSN_SECRET_ID"},
+		{SCHEME_PROV_COS, "secret_key", "COSN_SECRET_KEY"},
+		{SCHEME_PROV_GCS, "access_key", "GOOGLE_ACCESS_KEY_ID"},
+		{SCHEME_PROV_GCS, "secret_key", "GOOGLE_SECRET_ACCESS_KEY"},
 		/* any storage: the engine's basic-auth password */
-		{"*", "engine_password", "STFS_ENGINE_PASSWORD"},
+		{SCHEME_PROV_NONE, "engine_password", "STFS_ENGINE_PASSWORD"},
 	};
-	char scheme[8] = "";
-	const char *cp = c->checkpoint ? c->checkpoint : "";
-	size_t n = strcspn(cp, ":");
 
-	if (n >= sizeof(scheme))
-		return 0;
-	memcpy(scheme, cp, n);
-	scheme[n] = '\0';
-	if (!strcmp(scheme, "s3a"))
-		memcpy(scheme, "s3", 3);
-	if (!strcmp(scheme, "cosn"))
-		memcpy(scheme, "cos", 4);
 	for (size_t i = 0; i < sizeof(envs) / sizeof(envs[0]); i++) {
 		const struct conf_key *k;
 		const char *v;
 
-		if (strcmp(envs[i].scheme, "*") != 0 &&
-		    strcmp(envs[i].scheme, scheme) != 0)
+		if (envs[i].prov != SCHEME_PROV_NONE && envs[i].prov != prov)
 			continue;
 		k = key_find(envs[i].key, NULL);
-		v = secure_getenv(envs[i].env);
-		if (!v || !*v || *key_str(c, k) || has_ctl(v) ||
-		    strlen(v) > CONF_MAX_LINE)
+		v = conf_env_get(&c->env, envs[i].env);
+		if (!v || *key_str(c, k))
 			continue;
 		if (str_set(key_str(c, k), v))
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+int conf_import_env(struct stfs_conf *c)
+{
+	const struct stfs_scheme *ck = scheme_of_uri(c->checkpoint);
+	const struct stfs_scheme *im = scheme_of_uri(c->imap);
+	int rc = conf_env_capture(&c->env);
+
+	/* the checkpoint's provider first; the password with it */
+	if (!rc)
+		rc = import_env_prov(c, ck ? ck->prov : SCHEME_PROV_NONE);
+	if (!rc && im && im->prov && (!ck || im->prov != ck->prov))
+		rc = import_env_prov(c, im->prov);
+	return rc;
 }
 
 /*
@@ -1942,6 +2089,36 @@ static int render_str(struct buf *out, const char *name, const char *v)
 	if (needs_quotes(v))
 		return buf_printf(out, "%s = \"%s\"\n", name, v);
 	return buf_printf(out, "%s = %s\n", name, v);
+}
+
+bool conf_key_is_secret(const char *key)
+{
+	const struct conf_key *k = key ? key_find(key, NULL) : NULL;
+
+	return k && k->type == CT_SECRET;
+}
+
+int conf_usage(struct buf *out)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < N_KEYS && !rc; i++) {
+		const struct conf_key *k = &conf_keys[i];
+		bool secret = k->type == CT_SECRET;
+		bool tiny = k->dflt && strlen(k->dflt) < 12;
+		char opt[64];
+
+		/* a secret is shown as the config-file line it must be */
+		snprintf(opt, sizeof(opt), "%s%s%s%s", secret ? "" : "-o ",
+			 k->name, k->arg ? (secret ? " = " : "=") : "",
+			 k->arg ? k->arg : "");
+		rc = buf_printf(out, "    %-31s %s%s%s%s\n", opt, k->help,
+				tiny ? " (" : "", tiny ? k->dflt : "",
+				tiny ? ")" : "");
+		if (!rc && k->dflt && !tiny)
+			rc = buf_printf(out, "%36s(%s)\n", "", k->dflt);
+	}
+	return rc;
 }
 
 bool conf_holds_secret(const struct stfs_conf *c)

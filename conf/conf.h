@@ -21,6 +21,18 @@
 
 #define CONF_MAX_ENGINES 8
 
+/*
+ * The process environment stfs reads, captured once by conf_import_env():
+ * the variables listed in conf.c's env_names[] (credentials, credential
+ * providers' settings, HOME, test knobs).  Backends look values up with
+ * conf_env_get() and call no getenv() themselves.  Values are secrets
+ * (wiped on release); never rendered.
+ */
+#define CONF_ENV_N 29
+struct conf_env {
+	char *val[CONF_ENV_N]; /* NULL: unset or empty */
+};
+
 struct stfs_conf {
 	/* sources (README "Where the state comes from") */
 	char *checkpoint; /* URI: file:///..., hdfs://, s3://, oss://, cos://,
@@ -78,6 +90,9 @@ struct stfs_conf {
 	char *namenodes; /* "host:port,host:port", or NULL */
 	char *hdfs_user; /* NULL: $HADOOP_USER_NAME, else the daemon's */
 	unsigned hdfs_http_port; /* 0: 9870 */
+
+	/* the environment, captured by conf_import_env() */
+	struct conf_env env;
 
 	/* seatunnel.yaml facts, when imported */
 	char *engine_http_port; /* "8080" */
@@ -172,13 +187,29 @@ int conf_apply_imports(struct stfs_conf *c, struct conf_err *err);
 
 /**
  * Fill access_key/secret_key/session_token (and region for s3) from the
- * environment variables the engine documents for the checkpoint URI's
- * scheme: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
- * AWS_REGION (s3); OSS_ACCESS_KEY_ID, OSS_ACCESS_KEY_SECRET (oss);
- * COSN_SECRET_ID, COSN_SECRET_KEY (cos).  Only keys that are still unset.
+ * environment variables of the checkpoint URI's provider, then of the imap
+ * URI's (conf/schemes.h): AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+ * AWS_SESSION_TOKEN, AWS_REGION, AWS_DEFAULT_REGION (s3, s3a, s3n);
+ * OSS_ACCESS_KEY_ID, OSS_ACCESS_KEY_SECRET, OSS_SESSION_TOKEN (oss);
+ * COSN_SECRET_ID, COSN_SECRET_KEY (cos, cosn); GOOGLE_ACCESS_KEY_ID,
+ * GOOGLE_SECRET_ACCESS_KEY (gs); STFS_ENGINE_PASSWORD for any.  Only keys
+ * that are still unset.  The only place stfs reads these variables.
  * 0 or -ENOMEM.
  */
 int conf_import_env(struct stfs_conf *c);
+
+/**
+ * Capture the variables of env_names[] from the process (secure_getenv:
+ * none when set-uid) into `e`, replacing what it held.  0 or -ENOMEM.
+ */
+int conf_env_capture(struct conf_env *e);
+
+/** The captured value of variable `name`, or NULL (unset, empty, `e` NULL,
+ * or a name not in env_names[]). */
+const char *conf_env_get(const struct conf_env *e, const char *name);
+
+/** Wipe and free the captured values. */
+void conf_env_release(struct conf_env *e);
 
 /**
  * Start a new source ("layer"): the first explicit `engine` of a layer
@@ -198,6 +229,18 @@ int conf_validate(const struct stfs_conf *c, struct conf_err *err);
 /** Render every key as `key = value` lines, secrets as "<redacted>". */
 int conf_render(const struct stfs_conf *c, struct buf *out);
 
+/**
+ * Whether `key` is a secret (engine_password, secret_key, session_token):
+ * main() refuses it on the command line, argv being readable by everyone.
+ */
+bool conf_key_is_secret(const char *key);
+
+/**
+ * The `-o key=VALUE  help (default)` lines of stfs --help, one per key of
+ * the key table, in its order.  0 or what buf_printf returned.
+ */
+int conf_usage(struct buf *out);
+
 /** Whether a secret key (engine_password, secret_key, ...) has a value. */
 bool conf_holds_secret(const struct stfs_conf *c);
 
@@ -208,6 +251,45 @@ bool conf_holds_secret(const struct stfs_conf *c);
  * -errno.
  */
 int conf_protect_secrets(const struct stfs_conf *c);
+
+/*
+ * What an object-store backend (backends/s3.c, gcs.c) takes from the
+ * configuration: its own keys, never the engine's (engine_password...).
+ * Strings are borrowed from the conf (NULL: unset or empty).
+ */
+struct objstore_settings {
+	unsigned timeout_ms, connect_timeout_ms, retries, storage_ttl_ms;
+	const char *access_key;
+	const char *secret_key, *session_token; /* secrets */
+	const char *keys_from; /* where access_key came from (no secret) */
+	const char *credentials_file, *aws_credentials_provider;
+	const char *endpoint, *region, *ca_file;
+	bool path_style;
+	const struct conf_env *env; /* the captured environment, or NULL */
+};
+
+/**
+ * The key table's default of numeric key `name` ("timeout": 5000, in the
+ * unit struct stfs_conf keeps it), 0 when it has none: for a caller handed
+ * a zeroed conf (tests), so that no default is written twice.
+ */
+unsigned conf_default_u(const char *name);
+
+/* What the local backend (backends/local.c) takes from the configuration. */
+struct local_settings {
+	const char *namespace_owner; /* a user besides root and the daemon's */
+};
+
+/** Fill `out` from `c` (NULL: nothing set). */
+void conf_local_settings(const struct stfs_conf *c, struct local_settings *out);
+
+/**
+ * Fill `out` from `c`; `c` NULL (tests), or a zero timeout, storage_ttl:
+ * the key table's defaults.  keys_from is "config keys" (set explicitly),
+ * "seatunnel.yaml or environment" or "environment" (imported).
+ */
+void conf_objstore_settings(const struct stfs_conf *c,
+			    struct objstore_settings *out);
 
 /** Free everything, wiping secrets first.  `c` is zeroed afterwards. */
 void conf_release(struct stfs_conf *c);

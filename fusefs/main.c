@@ -18,6 +18,8 @@
 #include "backends/engine.h"
 #include "backends/http.h"
 #include "util/log.h"
+#include "util/buf.h"
+#include "conf/conf.h"
 #include "fusefs/notify.h"
 #include "fusefs/ops.h"
 #include "policy/release.h"
@@ -47,18 +49,6 @@ static const struct fuse_opt cli_spec[] = {
 	FUSE_OPT_KEY("debug", KEY_DEBUG),
 	FUSE_OPT_END,
 };
-
-/* secrets are refused on the command line: argv is world-readable */
-static const char *const secret_keys[] = {"secret_key", "session_token",
-					  "engine_password", NULL};
-
-static bool is_secret(const char *key)
-{
-	for (int i = 0; secret_keys[i]; i++)
-		if (strcmp(key, secret_keys[i]) == 0)
-			return true;
-	return false;
-}
 
 static int cli_proc(void *data, const char *arg, int key,
 		    struct fuse_args *outargs)
@@ -116,7 +106,8 @@ static int cli_proc(void *data, const char *arg, int key,
 		free(k);
 		return 1; /* a FUSE / mount option */
 	}
-	if (is_secret(k)) {
+	/* secrets are refused on the command line: argv is world-readable */
+	if (conf_key_is_secret(k)) {
 		fprintf(stderr,
 			"stfs: -o %s: secrets are not accepted on the command "
 			"line (argv is visible to every user); put it in the "
@@ -140,63 +131,22 @@ static int cli_proc(void *data, const char *arg, int key,
 
 static void usage(const char *prog)
 {
+	struct buf b;
+
 	printf("usage: %s [options] MOUNTPOINT\n\n"
 	       "Mounts an Apache SeaTunnel (Zeta) cluster's state: checkpoint "
 	       "storage merged\nwith the engine's REST API v2, as "
 	       "MOUNTPOINT/jobs/<id>/pipelines/<pid>/checkpoints/<cid>.\n\n"
 	       "stfs options (-o key=value, or `key = value` lines in -o "
 	       "config=FILE):\n"
-	       "    -o config=FILE          read options from FILE "
-	       "(command line wins)\n"
-	       "    -o checkpoint=URI       checkpoint namespace "
-	       "(file:///tmp/seatunnel/checkpoint_snapshot/)\n"
-	       "    -o engine=URL           REST API v2 base URL, repeatable, "
-	       "tried in order (http://127.0.0.1:8080)\n"
-	       "    -o imap=URI             IMap persistence namespace "
-	       "(file:///tmp/seatunnel/imap/)\n"
-	       "    -o seatunnel_yaml=FILE  import checkpoint storage and "
-	       "HTTP port from seatunnel.yaml\n"
-	       "    -o hazelcast_yaml=FILE  import the IMap map-store "
-	       "namespace from hazelcast.yaml\n"
-	       "    -o state_dir=DIR        where releases are kept "
-	       "(/var/lib/stfs)\n"
-	       "    -o delete_group=GROUP   members may delete and release "
-	       "(default: root only)\n"
-	       "    -o namespace_owner=USER local namespace directories may "
-	       "be USER's (default:\n"
-	       "                            root's and the daemon's user's "
-	       "only)\n"
-	       "    -o audit_log=FILE       append audit records to FILE\n"
-	       "    -o log_level=LEVEL      error, warning, notice, info (default), debug\n"
-	       "    -o ro                   nothing can be deleted or "
-	       "released\n"
-	       "    -o timeout=MS           deadline of one remote request "
-	       "(5000)\n"
-	       "    -o connect_timeout=MS   TCP connect deadline (2000)\n"
-	       "    -o engine_ttl=MS        reuse engine job lists this long "
-	       "(3000)\n"
-	       "    -o storage_ttl=MS       reuse storage listings this long "
-	       "(5000)\n"
-	       "    -o cache_ttl=MS         pseudo-file and attribute cache "
-	       "(3000)\n"
-	       "    -o decision_age=MS      max age of the job state used by "
-	       "rm (2000)\n"
-	       "    -o orphan_grace=S       orphan grace period (600, or "
-	       "10m)\n"
-	       "    -o retries=N            extra tries for idempotent "
-	       "requests (2)\n"
-	       "    -o imap_grace=S         IMap regions written this "
-	       "recently are live (3600)\n"
-	       "    -o engine_max_mb=N      largest engine answer, MiB (32)\n"
-	       "    -o engine_max_jobs=N    most jobs in one engine list "
-	       "(1000000)\n"
-	       "    -o engine_user=NAME     basic auth user (password: "
-	       "engine_password in the config file)\n"
-	       "    -o engine_password_file=FILE  its first line is the "
-	       "password (or STFS_ENGINE_PASSWORD)\n"
-	       "    -o engine_ca_file=FILE  CA bundle for https:// engine URLs\n"
-	       "\nSee stfs(1).  FUSE options:\n",
-	       prog);
+	       "    -o %-28s read options from FILE (command line wins)\n",
+	       prog, "config=FILE");
+	/* one line per key of conf's table (conf/conf.c) */
+	buf_init(&b, BUF_DEFAULT_MAX);
+	if (conf_usage(&b) == 0 && b.data)
+		fputs(b.data, stdout);
+	buf_release(&b);
+	printf("\nSee stfs(1).  FUSE options:\n");
 }
 
 /* Interrupts only need to wake a blocked system call (EINTR). */

@@ -30,6 +30,20 @@
 #include "fakes/testutil.h"
 #include "util/timefmt.h"
 
+/*
+ * The backends read no variable themselves: conf captures the environment
+ * (conf_env_capture) and awscred looks values up there.  The tests set
+ * variables, then open through this, which captures them first.
+ */
+static struct conf_env test_env;
+
+static int open_ac(struct awscred_conf *c, struct awscred **out)
+{
+	assert_int_equal(conf_env_capture(&test_env), 0);
+	c->env = &test_env;
+	return awscred_open(c, out);
+}
+
 /* ---- parsers ---------------------------------------------------------- */
 
 static void test_ini_profiles(void **state)
@@ -67,6 +81,38 @@ static void test_ini_profiles(void **state)
 			 -ENOENT);
 	assert_int_equal(awscred_parse_ini("", 0, "default", false, &k),
 			 -ENOENT);
+}
+
+/* profile NULL: stfs's credentials_file= (the s3 backend's one parser) */
+static void test_ini_credentials_file(void **state)
+{
+	static const char f[] = "# keys\n"
+				"access_key = FILEAK\n"
+				"secret_key=FILESK  \n"
+				"[whatever]\n"
+				"session_token = FILETOK\r\n"
+				"access_key = SECOND\n";
+	static const char aws[] = "[default]\n"
+				  "aws_access_key_id = AK\n"
+				  "aws_secret_access_key = SK\n";
+	struct awscred_keys k;
+
+	(void)state;
+	assert_int_equal(awscred_parse_ini(f, strlen(f), NULL, false, &k), 0);
+	assert_string_equal(k.ak, "FILEAK"); /* the first one wins */
+	assert_string_equal(k.sk, "FILESK");
+	assert_string_equal(k.tok, "FILETOK");
+	awscred_keys_wipe(&k);
+	assert_int_equal(awscred_parse_ini(aws, strlen(aws), NULL, false, &k),
+			 0);
+	assert_string_equal(k.ak, "AK");
+	awscred_keys_wipe(&k);
+	/* the short names are stfs's: not in an AWS profile */
+	assert_int_equal(awscred_parse_ini(f, strlen(f), "whatever", false, &k),
+			 -ENOENT);
+	assert_int_equal(
+		awscred_parse_ini("access_key = A\n", 15, NULL, false, &k),
+		-ENOENT);
 }
 
 static void test_ini_config_file_sections(void **state)
@@ -337,10 +383,10 @@ static void test_container_relative_uri_with_token(void **state)
 	       1);
 	/* a wrong token is refused by the endpoint: no credentials */
 	setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "Bearer wrong", 1);
-	assert_int_equal(awscred_open(&c, &ac), -EACCES);
+	assert_int_equal(open_ac(&c, &ac), -EACCES);
 	assert_int_equal(atomic_load(&m->n_auth_bad), 1);
 	setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "Bearer s3cr3t", 1);
-	assert_int_equal(awscred_open(&c, &ac), 0);
+	assert_int_equal(open_ac(&c, &ac), 0);
 	assert_int_equal(awscred_get(ac, &s), 0);
 	assert_non_null(s);
 	assert_string_equal(s->userpwd, "AK1:SK1");
@@ -374,7 +420,7 @@ static void test_container_full_uri_rules(void **state)
 	/* plain http to a non-loopback host: refused without a request */
 	setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://10.1.2.3/creds",
 	       1);
-	assert_int_equal(awscred_open(&c, &ac), -EINVAL);
+	assert_int_equal(open_ac(&c, &ac), -EINVAL);
 	assert_int_equal(atomic_load(&m->ls.nreq), 0);
 	/* loopback, with the token from a file */
 	fd = mkstemp(tokf);
@@ -384,7 +430,7 @@ static void test_container_full_uri_rules(void **state)
 	loopsrv_url(&m->ls, "/full", full, sizeof(full));
 	setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", full, 1);
 	setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", tokf, 1);
-	assert_int_equal(awscred_open(&c, &ac), 0);
+	assert_int_equal(open_ac(&c, &ac), 0);
 	assert_int_equal(atomic_load(&m->n_auth_ok), 1);
 	awscred_close(ac);
 	unlink(tokf);
@@ -407,7 +453,7 @@ static void test_instance_imdsv2(void **state)
 	(void)state;
 	clean_env();
 	unsetenv("AWS_EC2_METADATA_DISABLED");
-	assert_int_equal(awscred_open(&c, &ac), 0);
+	assert_int_equal(open_ac(&c, &ac), 0);
 	assert_int_equal(atomic_load(&m->n_put), 1);
 	assert_int_equal(atomic_load(&m->n_put_ttl), 1);
 	assert_int_equal(atomic_load(&m->n_role_tok), 1);
@@ -424,7 +470,7 @@ static void test_instance_imdsv2(void **state)
 	awscred_close(ac);
 	/* AWS_EC2_METADATA_DISABLED=true: not asked */
 	setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
-	assert_int_equal(awscred_open(&c, &ac), -EACCES);
+	assert_int_equal(open_ac(&c, &ac), -EACCES);
 	assert_int_equal(atomic_load(&m->n_put), 1);
 	md_stop(m);
 	clean_env();
@@ -452,9 +498,9 @@ static void test_profile_file_and_mode(void **state)
 	chmod(path, 0644);
 	setenv("AWS_SHARED_CREDENTIALS_FILE", path, 1);
 	setenv("AWS_PROFILE", "ops", 1);
-	assert_int_equal(awscred_open(&c, &ac), -EACCES); /* mode */
+	assert_int_equal(open_ac(&c, &ac), -EACCES); /* mode */
 	chmod(path, 0600);
-	assert_int_equal(awscred_open(&c, &ac), 0);
+	assert_int_equal(open_ac(&c, &ac), 0);
 	assert_int_equal(awscred_get(ac, &s), 0);
 	assert_string_equal(s->userpwd, "AKO:SKO");
 	assert_string_equal(s->token_hdr, "x-amz-security-token: TOKO");
@@ -475,12 +521,12 @@ static void test_provider_names(void **state)
 	(void)state;
 	clean_env();
 	c.provider = "com.example.NoSuchProvider";
-	assert_int_equal(awscred_open(&c, &ac), -EINVAL);
+	assert_int_equal(open_ac(&c, &ac), -EINVAL);
 	c.provider = " , ";
-	assert_int_equal(awscred_open(&c, &ac), -EINVAL);
+	assert_int_equal(open_ac(&c, &ac), -EINVAL);
 	/* the default chain finding nothing: unsigned */
 	c.provider = NULL;
-	assert_int_equal(awscred_open(&c, &ac), 0);
+	assert_int_equal(open_ac(&c, &ac), 0);
 	assert_int_equal(awscred_get(ac, &s), 0);
 	assert_null(s);
 	awscred_close(ac);
@@ -489,11 +535,11 @@ static void test_provider_names(void **state)
 		"com.amazonaws.auth.EnvironmentVariableCredentialsProvider";
 	c.access_key = "STATICAK";
 	c.secret_key = "STATICSK";
-	assert_int_equal(awscred_open(&c, &ac), -EACCES);
+	assert_int_equal(open_ac(&c, &ac), -EACCES);
 	setenv("AWS_ACCESS_KEY_ID", "ENVAK", 1);
 	setenv("AWS_SECRET_ACCESS_KEY", "ENVSK", 1);
 	setenv("AWS_SESSION_TOKEN", "ENVTOK", 1);
-	assert_int_equal(awscred_open(&c, &ac), 0);
+	assert_int_equal(open_ac(&c, &ac), 0);
 	assert_int_equal(awscred_get(ac, &s), 0);
 	assert_string_equal(s->userpwd, "ENVAK:ENVSK");
 	assert_string_equal(s->token_hdr, "x-amz-security-token: ENVTOK");
@@ -502,7 +548,7 @@ static void test_provider_names(void **state)
 	/* static first in the default chain; a token with CR/LF refused */
 	c.provider = NULL;
 	c.session_token = "bad\r\nX-Injected: 1";
-	assert_int_equal(awscred_open(&c, &ac), -EACCES);
+	assert_int_equal(open_ac(&c, &ac), -EACCES);
 	clean_env();
 }
 
@@ -543,7 +589,7 @@ static void test_refresh_before_expiry_without_stall(void **state)
 	setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "Bearer s3cr3t", 1);
 	/* Expiration has whole seconds: 5-6 s, refreshed after 2.5-3 s */
 	atomic_store(&m->life_s, 6);
-	assert_int_equal(awscred_open(&c, &ac), 0);
+	assert_int_equal(open_ac(&c, &ac), 0);
 	g1.ac = g2.ac = ac;
 	getter_main(&g1);
 	assert_string_equal(g1.userpwd, "AK1:SK1");
@@ -623,6 +669,7 @@ static void test_s3_retries_expired_token_once(void **state)
 	c.path_style = true;
 	c.timeout_ms = 3000;
 	c.aws_credentials_provider = (char *)(uintptr_t) "container";
+	assert_int_equal(conf_env_capture(&c.env), 0);
 	assert_int_equal(be_open_ops(&be_s3_ops, "s3://ckpt/ns/", &c, &be), 0);
 	usleep(1100 * 1000);
 	/* the store revokes TOK1; the endpoint now hands out TOK2 */
@@ -637,6 +684,7 @@ static void test_s3_retries_expired_token_once(void **state)
 	assert_true(be_list(be, "", 0, count_fill, &n) < 0);
 	assert_true(atomic_load(&m->n_s3) <= 4);
 	be_close(be);
+	conf_env_release(&c.env);
 	md_stop(m);
 	clean_env();
 }
@@ -646,6 +694,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ini_profiles),
 		cmocka_unit_test(test_ini_config_file_sections),
+		cmocka_unit_test(test_ini_credentials_file),
 		cmocka_unit_test(test_json_documents),
 		cmocka_unit_test(test_time_and_codes),
 		cmocka_unit_test(test_container_relative_uri_with_token),
@@ -657,6 +706,9 @@ int main(void)
 		cmocka_unit_test(test_s3_retries_expired_token_once),
 	};
 
-	return cmocka_run_group_tests(tests, loopsrv_group_setup,
-				      loopsrv_group_teardown);
+	int rc = cmocka_run_group_tests(tests, loopsrv_group_setup,
+					loopsrv_group_teardown);
+
+	conf_env_release(&test_env);
+	return rc;
 }

@@ -983,6 +983,135 @@ static void test_conf_apply_imports_and_env(void **state)
 	assert_int_equal(conf_validate(c, &e), 0);
 }
 
+/*
+ * The environment is read in one place, conf_import_env(), for every
+ * provider the storage URIs name: GOOGLE_* for gs://, OSS_SESSION_TOKEN for
+ * oss://, AWS_* for s3n://, and the imap= namespace's provider too.
+ */
+static void env_case(const char *ckpt, const char *imap,
+		     const char *const *vars, const char *ak, const char *sk,
+		     const char *tok)
+{
+	struct stfs_conf c;
+	struct conf_err e = {0};
+
+	assert_int_equal(conf_init_defaults(&c), 0);
+	assert_int_equal(conf_set(&c, "checkpoint", ckpt, &e), 0);
+	if (imap)
+		assert_int_equal(conf_set(&c, "imap", imap, &e), 0);
+	for (size_t i = 0; vars[i]; i += 2)
+		setenv(vars[i], vars[i + 1], 1);
+	assert_int_equal(conf_import_env(&c), 0);
+	for (size_t i = 0; vars[i]; i += 2)
+		unsetenv(vars[i]);
+	if (!ak)
+		assert_null(c.access_key);
+	else
+		assert_string_equal(c.access_key ? c.access_key : "(null)", ak);
+	if (!sk)
+		assert_null(c.secret_key);
+	else
+		assert_string_equal(c.secret_key ? c.secret_key : "(null)", sk);
+	if (!tok)
+		assert_null(c.session_token);
+	else
+		assert_string_equal(
+			c.session_token ? c.session_token : "(null)", tok);
+	conf_release(&c);
+}
+
+static void test_conf_import_env_every_provider(void **state)
+{
+	static const char *const gs[] = {"GOOGLE_ACCESS_KEY_ID", "GAK",
+					 "GOOGLE_SECRET_ACCESS_KEY", "GSK",
+					 NULL};
+	static const char *const oss[] = {"OSS_ACCESS_KEY_ID",
+					  "OAK",
+					  "OSS_ACCESS_KEY_SECRET",
+					  "OSK",
+					  "OSS_SESSION_TOKEN",
+					  "OTOK",
+					  NULL};
+	static const char *const aws[] = {"AWS_ACCESS_KEY_ID",
+					  "AAK",
+					  "AWS_SECRET_ACCESS_KEY",
+					  "ASK",
+					  "AWS_SESSION_TOKEN",
+					  "ATOK",
+					  NULL};
+	static const char *const cos[] = {"COSN_SECRET_ID", "CAK",
+					  "COSN_SECRET_KEY", "CSK", NULL};
+
+	(void)state;
+	env_case("gs://b/ns", NULL, gs, "GAK", "GSK", NULL);
+	env_case("oss://b/ns", NULL, oss, "OAK", "OSK", "OTOK");
+	env_case("s3n://b/ns", NULL, aws, "AAK", "ASK", "ATOK");
+	env_case("cosn://b/ns", NULL, cos, "CAK", "CSK", NULL);
+	/* another provider's variables are not taken */
+	env_case("gs://b/ns", NULL, aws, NULL, NULL, NULL);
+	env_case("file:///tmp/ns", NULL, gs, NULL, NULL, NULL);
+	/* the imap= namespace's provider counts too */
+	env_case("file:///tmp/ns", "gs://b/imap", gs, "GAK", "GSK", NULL);
+}
+
+/* the backends' settings: the table's defaults, no engine key */
+static void test_conf_objstore_settings(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct objstore_settings o;
+	struct conf_err e = {0};
+
+	struct local_settings l;
+
+	assert_int_equal(conf_default_u("timeout"), 5000);
+	assert_int_equal(conf_default_u("orphan_grace"), 600); /* seconds */
+	assert_int_equal(conf_default_u("engine_max_jobs"), 1000000);
+	assert_int_equal(conf_default_u("hdfs_http_port"), 0); /* none */
+	assert_int_equal(conf_default_u("no_such_key"), 0);
+	conf_local_settings(NULL, &l);
+	assert_null(l.namespace_owner);
+	assert_int_equal(conf_set(c, "namespace_owner", "seatunnel", &e), 0);
+	conf_local_settings(c, &l);
+	assert_string_equal(l.namespace_owner, "seatunnel");
+	assert_int_equal(conf_set(c, "namespace_owner", "", &e), 0);
+	conf_local_settings(c, &l);
+	assert_null(l.namespace_owner);
+
+	conf_objstore_settings(NULL, &o);
+	assert_int_equal(o.timeout_ms, 5000);
+	assert_int_equal(o.retries, 2);
+	assert_int_equal(o.storage_ttl_ms, 5000);
+	assert_null(o.access_key);
+	assert_null(o.keys_from);
+
+	assert_int_equal(conf_set(c, "timeout", "7s", &e), 0);
+	assert_int_equal(conf_set(c, "access_key", "AK", &e), 0);
+	assert_int_equal(conf_set(c, "secret_key", "SK", &e), 0);
+	assert_int_equal(conf_set(c, "endpoint", "", &e), 0);
+	assert_int_equal(conf_set(c, "path_style", NULL, &e), 0);
+	conf_objstore_settings(c, &o);
+	assert_int_equal(o.timeout_ms, 7000);
+	assert_string_equal(o.access_key, "AK");
+	assert_string_equal(o.secret_key, "SK");
+	assert_string_equal(o.keys_from, "config keys");
+	assert_null(o.endpoint);
+	assert_null(o.session_token);
+	assert_true(o.path_style);
+
+	/* imported keys say where they came from */
+	free(c->access_key);
+	c->access_key = NULL;
+	c->explicit_keys = 0;
+	setenv("AWS_ACCESS_KEY_ID", "ENVAK", 1);
+	assert_int_equal(conf_set(c, "checkpoint", "s3://b/ns", &e), 0);
+	c->explicit_keys = 0;
+	assert_int_equal(conf_import_env(c), 0);
+	unsetenv("AWS_ACCESS_KEY_ID");
+	conf_objstore_settings(c, &o);
+	assert_string_equal(o.access_key, "ENVAK");
+	assert_string_equal(o.keys_from, "environment");
+}
+
 /* ---- validate / render / release -------------------------------------- */
 
 static void test_conf_validate_errors(void **state)
@@ -1222,6 +1351,8 @@ int main(void)
 		T(test_conf_url_credentials_not_echoed),
 		T(test_conf_import_secret_mode),
 		T(test_conf_apply_imports_and_env),
+		T(test_conf_import_env_every_provider),
+		T(test_conf_objstore_settings),
 		T(test_conf_validate_errors),
 		T(test_conf_render_redacts_and_roundtrips),
 		T(test_conf_release_zeroes),

@@ -36,8 +36,6 @@ struct fake_priv {
 	size_t page_size;
 };
 
-static const char *const fake_schemes[] = {"fake", NULL};
-
 static int fake_init(struct backend *be, const char *uri,
 		     const struct stfs_conf *conf)
 {
@@ -313,7 +311,6 @@ static int fake_rmdir(struct backend *be, const char *path)
 
 const struct be_ops fake_be_ops = {
 	.name = "fake",
-	.schemes = fake_schemes,
 	.caps = BE_CAP_DELETE,
 	.priv_size = sizeof(struct fake_priv),
 	.init = fake_init,

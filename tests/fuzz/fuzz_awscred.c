@@ -1,7 +1,8 @@
 /*
  * Fuzz target for backends/awscred.c's parsers: every input goes through
- * the shared credentials / config file parser (three profiles, both file
- * kinds), the ECS/IMDS JSON parser and the time parser.
+ * the shared credentials / config file parser (three profiles and
+ * credentials_file=, both file kinds), the ECS/IMDS JSON parser and the time
+ * parser.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -14,14 +15,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const profiles[] = {"default", "prod", "a b"};
+	/* NULL: credentials_file= (every section, stfs's key names) */
+	static const char *const profiles[] = {"default", "prod", "a b", NULL};
 	const char *t = (const char *)data;
 	struct awscred_keys k;
 	size_t n = 0;
 	int64_t ms;
 	char *z;
 
-	for (size_t i = 0; i < 3; i++)
+	for (size_t i = 0; i < 4; i++)
 		for (int cfg = 0; cfg < 2; cfg++)
 			if (awscred_parse_ini(t, size, profiles[i], cfg, &k) ==
 			    0) {
