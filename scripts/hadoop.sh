@@ -3,8 +3,13 @@
 # WebHDFS, from tests/hadoop, built by Maven on first use.
 #
 #   hadoop.sh build                 fetch Hadoop with Maven, compile tests/hadoop
-#   hadoop.sh start DIR [plain|ha]  start a cluster on DIR; prints DIR/ready
-#                                   (rpc=, http=, nnN_rpc=, nnN_http=, dn_http=, pid=)
+#   hadoop.sh start DIR [plain|ha|krb]  start a cluster on DIR; prints DIR/ready
+#                                   (rpc=, http=, nnN_rpc=, nnN_http=, dn_http=, pid=;
+#                                   krb: a MiniKdc too, and krb5conf=, principal=,
+#                                   keytab=, wrong_keytab=, other_keytab=)
+#   hadoop.sh put DIR LOCALDIR HDFSDIR   copy a local tree into HDFS (as user stfs)
+#   hadoop.sh files DIR HDFSDIR     "relpath size" of every file below HDFSDIR,
+#                                   asked HDFS itself ("absent" when it is not there)
 #   hadoop.sh port DIR KEY          one value of DIR/ready (e.g. http, nn1_http)
 #   hadoop.sh active DIR N [GAP_MS] make namenode N the active one (HA), after
 #                                   GAP_MS with no active namenode at all
@@ -48,8 +53,12 @@ start() {
 	[ -x "$JAVA" ] || die "no java at $JAVA (set STFS_HADOOP_JAVA)"
 	mkdir -p "$dir"
 	rm -f "$dir/ready" "$dir/cmd" "$dir/cmd.done"
+	# Kerberos on Java 17: Hadoop's KerberosUtil reads sun.security.krb5
+	local krbopts=""
+	[ "$mode" = krb ] && krbopts="--add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED
+		--add-opens=java.security.jgss/sun.security.krb5=ALL-UNNAMED"
 	# shellcheck disable=SC2086
-	"$JAVA" -Xms128m -Xmx768m -XX:+UseSerialGC ${STFS_HADOOP_JVM_OPTS} \
+	"$JAVA" -Xms128m -Xmx768m -XX:+UseSerialGC ${STFS_HADOOP_JVM_OPTS} $krbopts \
 		-Dlog4j.configuration=file:/dev/null -Dlog4j2.level=WARN \
 		-cp "$B/stfs-hadoop-1.jar:$(cat "$B/classpath.txt")" \
 		stfs.hadoop.HdfsMain "$dir" "$mode" >>"$dir/hadoop.log" 2>&1 &
@@ -83,6 +92,19 @@ active() {
 	die "namenode $n did not become active"
 }
 
+# send one command line to the running cluster and wait for its answer
+cmd() {
+	local dir=$1
+	shift
+	rm -f "$dir/cmd.done" "$dir/cmd.out"
+	echo "$*" >"$dir/cmd.tmp" && mv "$dir/cmd.tmp" "$dir/cmd"
+	for _ in $(seq 600); do
+		[ -s "$dir/cmd.done" ] && return 0
+		sleep 0.1
+	done
+	die "no answer to '$*'"
+}
+
 stop() {
 	local dir=$1 pid
 	pid=$(cat "$dir/hadoop.pid" 2>/dev/null) || return 0
@@ -106,6 +128,10 @@ build) build ;;
 start) start "$@" ;;
 port) port "$@" ;;
 active) active "$@" ;;
+put) cmd "$1" put "$2" "$3" ;;
+files)
+	cmd "$1" files "$2" && cat "$1/cmd.out"
+	;;
 stop) stop "$@" ;;
-*) die "usage: hadoop.sh build|start DIR [plain|ha]|port DIR KEY|active DIR N [GAP_MS]|stop DIR" ;;
+*) die "usage: hadoop.sh build|start DIR [plain|ha|krb]|put DIR LOCAL HDFS|files DIR HDFS|port DIR KEY|active DIR N [GAP_MS]|stop DIR" ;;
 esac

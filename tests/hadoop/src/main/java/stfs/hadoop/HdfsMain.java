@@ -8,36 +8,56 @@ import java.nio.file.StandardCopyOption;
 import java.util.List;
 
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.LocatedFileStatus;
+import org.apache.hadoop.fs.RemoteIterator;
 import org.apache.hadoop.hdfs.DFSConfigKeys;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.apache.hadoop.hdfs.MiniDFSNNTopology;
+import org.apache.hadoop.minikdc.MiniKdc;
+import org.apache.hadoop.security.UserGroupInformation;
 
 /**
  * A real HDFS for stfs's integration tests: a MiniDFSCluster (namenode(s) and one datanode in
  * this JVM, real WebHDFS) on DIR, started by scripts/hadoop.sh.
  *
  * <pre>
- *   HdfsMain DIR [plain|ha]
+ *   HdfsMain DIR [plain|ha|krb]
  * </pre>
+ *
+ * krb: a MiniKdc (realm EXAMPLE.COM) beside a kerberized cluster (SPNEGO on
+ * WebHDFS with HTTP/localhost, hdfs/localhost for the daemons, block access
+ * tokens).  The ready file then also has krb5conf=, realm=, principal= (the
+ * user principal, stfs@REALM), keytab= (its keytab), wrong_keytab= (a keytab
+ * of the same principal holding a key the KDC no longer has: the key was
+ * changed after it was exported), other_keytab= (a keytab of another
+ * principal only, intruder@REALM).  Everything is made here, under DIR/krb.
  *
  * When the cluster is up it writes DIR/ready (atomically) with key=value lines: rpc=, http=
  * (the active namenode's ports), nn0_http=, nn1_http=, nn0_rpc=, nn1_rpc= (HA), dn_http=,
  * nameservice= (HA). It then polls DIR/cmd: a line "active N" makes namenode N the active one
  * (the other one standby; "active N GAP_MS" leaves none active for GAP_MS
  * first) and is answered by DIR/cmd.done holding the same line; "stop" shuts
- * the cluster down. SIGTERM shuts it down too.
+ * the cluster down. SIGTERM shuts it down too. "put LOCALDIR HDFSDIR" copies a
+ * local tree in (owned by user stfs) and "files HDFSDIR" writes DIR/cmd.out
+ * with "relpath size" of every file below HDFSDIR; both ask HDFS itself as the
+ * cluster's own (superuser) client, which works on the kerberized cluster too.
  */
 public final class HdfsMain {
     private HdfsMain() {}
 
     public static void main(String[] args) throws Exception {
         if (args.length < 1) {
-            System.err.println("usage: HdfsMain DIR [plain|ha]");
+            System.err.println("usage: HdfsMain DIR [plain|ha|krb]");
             System.exit(2);
         }
         File dir = new File(args[0]).getAbsoluteFile();
         boolean ha = args.length > 1 && args[1].equals("ha");
+        boolean krb = args.length > 1 && args[1].equals("krb");
         Configuration conf = new Configuration();
+        StringBuilder r = new StringBuilder();
+        if (krb)
+            kerberize(dir, conf, r);
         conf.set(MiniDFSCluster.HDFS_MINIDFS_BASEDIR, new File(dir, "data").getPath());
         conf.setBoolean("dfs.webhdfs.enabled", true);
         conf.setBoolean(DFSConfigKeys.DFS_PERMISSIONS_ENABLED_KEY, true);
@@ -53,6 +73,14 @@ public final class HdfsMain {
         conf.set("dfs.permissions.superusergroup", "stfs");
 
         MiniDFSCluster.Builder b = new MiniDFSCluster.Builder(conf).numDataNodes(1).format(true);
+        if (krb) {
+            // a secure datanode without SASL binds the configured ports
+            // itself (SecureDataNodeStarter) and refuses port 0
+            conf.set(DFSConfigKeys.DFS_DATANODE_ADDRESS_KEY, "127.0.0.1:" + freePort());
+            conf.set(DFSConfigKeys.DFS_DATANODE_HTTP_ADDRESS_KEY, "127.0.0.1:" + freePort());
+            conf.set(DFSConfigKeys.DFS_DATANODE_IPC_ADDRESS_KEY, "127.0.0.1:" + freePort());
+            b.checkDataNodeAddrConfig(true);
+        }
         String ns = null;
         if (ha) {
             // builder ports are ignored with a topology: ports 0 per namenode
@@ -69,7 +97,6 @@ public final class HdfsMain {
         cluster.getFileSystem(0).setPermission(new org.apache.hadoop.fs.Path("/"),
                 new org.apache.hadoop.fs.permission.FsPermission((short) 0777));
 
-        StringBuilder r = new StringBuilder();
         r.append("rpc=").append(cluster.getNameNode(0).getNameNodeAddress().getPort()).append('\n');
         r.append("http=").append(cluster.getNameNode(0).getHttpAddress().getPort()).append('\n');
         int nns = cluster.getNumNameNodes();
@@ -101,6 +128,35 @@ public final class HdfsMain {
                     cluster.shutdown();
                     System.exit(0);
                 }
+                if (w[0].equals("put") && w.length == 3) {
+                    FileSystem fs = cluster.getFileSystem(activeIndex(cluster));
+                    org.apache.hadoop.fs.Path dst = new org.apache.hadoop.fs.Path(w[2]);
+                    fs.mkdirs(dst.getParent());
+                    fs.copyFromLocalFile(false, true, new org.apache.hadoop.fs.Path(w[1]), dst);
+                    chownAll(fs, dst);
+                }
+                if (w[0].equals("files") && w.length == 2) {
+                    FileSystem fs = cluster.getFileSystem(activeIndex(cluster));
+                    org.apache.hadoop.fs.Path base = fs.makeQualified(
+                            new org.apache.hadoop.fs.Path(w[1]));
+                    StringBuilder o = new StringBuilder();
+                    if (fs.exists(base)) {
+                        RemoteIterator<LocatedFileStatus> it = fs.listFiles(base, true);
+                        String pre = base.toUri().getPath() + "/";
+                        while (it.hasNext()) {
+                            LocatedFileStatus st = it.next();
+                            String p = st.getPath().toUri().getPath();
+                            o.append(p.startsWith(pre) ? p.substring(pre.length()) : p)
+                                    .append(' ').append(st.getLen()).append('\n');
+                        }
+                    } else {
+                        o.append("absent\n");
+                    }
+                    Path out = new File(dir, "cmd.out.tmp").toPath();
+                    Files.write(out, o.toString().getBytes(StandardCharsets.UTF_8));
+                    Files.move(out, new File(dir, "cmd.out").toPath(),
+                            StandardCopyOption.ATOMIC_MOVE);
+                }
                 if (w[0].equals("active") && w.length >= 2) {
                     // "active N [GAP_MS]": no namenode is active for GAP_MS, as
                     // in a real failover
@@ -118,5 +174,97 @@ public final class HdfsMain {
                         StandardCopyOption.ATOMIC_MOVE);
             }
         }
+    }
+
+    private static int freePort() throws Exception {
+        try (java.net.ServerSocket ss = new java.net.ServerSocket(0)) {
+            return ss.getLocalPort();
+        }
+    }
+
+    private static int activeIndex(MiniDFSCluster cluster) {
+        for (int i = 0; i < cluster.getNumNameNodes(); i++)
+            if (cluster.getNameNode(i).isActiveState())
+                return i;
+        return 0;
+    }
+
+    private static void chownAll(FileSystem fs, org.apache.hadoop.fs.Path p) throws Exception {
+        fs.setOwner(p, "stfs", "stfs");
+        if (fs.getFileStatus(p).isDirectory())
+            for (org.apache.hadoop.fs.FileStatus st : fs.listStatus(p))
+                chownAll(fs, st.getPath());
+    }
+
+    /**
+     * A MiniKdc and the configuration of a kerberized cluster on it (see the class comment).
+     * The JVM logs in as hdfs/localhost from its keytab; the cluster's daemons use it too.
+     */
+    private static void kerberize(File dir, Configuration conf, StringBuilder ready)
+            throws Exception {
+        File kd = new File(dir, "krb");
+        kd.mkdirs();
+        java.util.Properties kc = MiniKdc.createConf();
+        kc.setProperty(MiniKdc.KDC_BIND_ADDRESS, "localhost");
+        kc.setProperty(MiniKdc.MAX_TICKET_LIFETIME, "86400000");
+        MiniKdc kdc = new MiniKdc(kc, kd);
+        kdc.start();
+        Runtime.getRuntime().addShutdownHook(new Thread(kdc::stop));
+        String realm = kdc.getRealm();
+        File svc = new File(kd, "hdfs.keytab");
+        File user = new File(kd, "stfs.keytab");
+        File wrong = new File(kd, "stfs-wrong.keytab");
+        File other = new File(kd, "intruder.keytab");
+        kdc.createPrincipal(svc, "hdfs/localhost", "HTTP/localhost");
+        // a keytab of stfs whose key the KDC then forgets: the principal is
+        // made again with a new random key, exported to the real keytab
+        kdc.createPrincipal(wrong, "stfs");
+        java.lang.reflect.Field f = MiniKdc.class.getDeclaredField("simpleKdc");
+        f.setAccessible(true);
+        org.apache.kerby.kerberos.kerb.server.SimpleKdcServer skdc =
+                (org.apache.kerby.kerberos.kerb.server.SimpleKdcServer) f.get(kdc);
+        skdc.deletePrincipal("stfs@" + realm);
+        kdc.createPrincipal(user, "stfs");
+        kdc.createPrincipal(other, "intruder");
+
+        String svcp = "hdfs/localhost@" + realm;
+        String httpp = "HTTP/localhost@" + realm;
+        conf.set("hadoop.security.authentication", "kerberos");
+        conf.setBoolean("hadoop.security.authorization", true);
+        conf.set(DFSConfigKeys.DFS_NAMENODE_KERBEROS_PRINCIPAL_KEY, svcp);
+        conf.set(DFSConfigKeys.DFS_NAMENODE_KEYTAB_FILE_KEY, svc.getPath());
+        conf.set(DFSConfigKeys.DFS_DATANODE_KERBEROS_PRINCIPAL_KEY, svcp);
+        conf.set(DFSConfigKeys.DFS_DATANODE_KEYTAB_FILE_KEY, svc.getPath());
+        conf.set(DFSConfigKeys.DFS_WEB_AUTHENTICATION_KERBEROS_PRINCIPAL_KEY, httpp);
+        conf.set(DFSConfigKeys.DFS_WEB_AUTHENTICATION_KERBEROS_KEYTAB_KEY, svc.getPath());
+        // WebHDFS's AuthFilter reads the hadoop.http.authentication.* keys
+        // (default: simple) in Hadoop 3.5
+        conf.set("hadoop.http.authentication.type", "kerberos");
+        conf.set("hadoop.http.authentication.kerberos.principal", httpp);
+        conf.set("hadoop.http.authentication.kerberos.keytab", svc.getPath());
+        conf.setBoolean("hadoop.http.authentication.simple.anonymous.allowed", false);
+        conf.setBoolean(DFSConfigKeys.DFS_BLOCK_ACCESS_TOKEN_ENABLE_KEY, true);
+        conf.setBoolean("ignore.secure.ports.for.testing", true);
+        conf.set("hadoop.proxyuser.hdfs.hosts", "*");
+        conf.set("hadoop.proxyuser.hdfs.groups", "*");
+        // short delegation tokens, so that the tests see renewals: a token
+        // renewed every STFS_HDFS_TOKEN_RENEW_MS lives at most 10 renewals
+        String renew = System.getenv("STFS_HDFS_TOKEN_RENEW_MS");
+        if (renew != null && !renew.isEmpty()) {
+            long ms = Long.parseLong(renew);
+            conf.setLong(DFSConfigKeys.DFS_NAMENODE_DELEGATION_TOKEN_RENEW_INTERVAL_KEY, ms);
+            conf.setLong(DFSConfigKeys.DFS_NAMENODE_DELEGATION_TOKEN_MAX_LIFETIME_KEY,
+                    10 * ms);
+        }
+        UserGroupInformation.setConfiguration(conf);
+        UserGroupInformation.loginUserFromKeytab(svcp, svc.getPath());
+
+        ready.append("realm=").append(realm).append('\n');
+        ready.append("krb5conf=").append(kdc.getKrb5conf().getPath()).append('\n');
+        ready.append("kdc_port=").append(kdc.getPort()).append('\n');
+        ready.append("principal=stfs@").append(realm).append('\n');
+        ready.append("keytab=").append(user.getPath()).append('\n');
+        ready.append("wrong_keytab=").append(wrong.getPath()).append('\n');
+        ready.append("other_keytab=").append(other.getPath()).append('\n');
     }
 }
