@@ -16,7 +16,7 @@ CFLAGS  ?= -O2 -g
 WERROR  ?= 1
 FUZZ_TIME ?= 20
 
-PKGS := fuse3 libcurl jansson libxml-2.0 yaml-0.1 libcrypto libsystemd
+PKGS := fuse3 libcurl jansson libxml-2.0 yaml-0.1 libcrypto libsystemd krb5
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null)

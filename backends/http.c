@@ -418,6 +418,11 @@ static int setup_handle(CURL *h, const struct http_req *req, struct xfer *x,
 		SET(CURLOPT_USERPWD, req->userpwd);
 		SET(CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
 	}
+	if (req->negotiate) {
+		/* libcurl stays at 401 without a (dummy) user for Negotiate */
+		SET(CURLOPT_HTTPAUTH, (long)CURLAUTH_NEGOTIATE);
+		SET(CURLOPT_USERPWD, ":");
+	}
 	if (req->aws_sigv4)
 		SET(CURLOPT_AWS_SIGV4, req->aws_sigv4);
 	if (req->ca_file)

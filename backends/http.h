@@ -37,6 +37,9 @@ struct http_req {
 	const char *aws_sigv4; /* CURLOPT_AWS_SIGV4 provider string, or NULL */
 	const char *ca_file;   /* CA bundle, or NULL for the system store */
 	bool follow_location;  /* follow redirects (at most 5); default no */
+	/* SPNEGO (GSS-API Negotiate) with the process's Kerberos credentials
+	 * (backends/krb.h); not sent again to a redirect's other host */
+	bool negotiate;
 };
 
 struct http_resp {

@@ -30,15 +30,23 @@
  * timeout × the number of namenodes.
  *
  * Auth: simple (user.name = hdfs_user, else $HADOOP_USER_NAME, else the
- * daemon's user).  Nothing secret is logged: URLs are logged without their
- * query.
+ * daemon's user), or Kerberos when kerberos_keytab is set: SPNEGO through
+ * libcurl's GSS-API negotiate with the process's identity (krb.h, set up
+ * in init, before threads).  Once authenticated, a delegation token
+ * (GETDELEGATIONTOKEN, renewer = the principal's short name) is sent as
+ * `delegation=` instead (the namenode's 307 to a datanode carries one
+ * too); it is renewed (RENEWDELEGATIONTOKEN) at half its remaining life,
+ * and dropped and fetched again when a namenode refuses it.  When no
+ * token can be had, calls go on with SPNEGO alone.  Nothing secret is
+ * logged: URLs are logged without their query, the token nowhere.
  *
  * A read that hit the deadline fails again at once when the kernel asks
  * for the same range within a second (it re-reads a failed page by
  * itself, and one read(2) must not wait for two deadlines).
  *
  * Threads: priv is immutable after init except `active` (atomic),
- * `no_batch` (atomic, set once) and the timed-out-read memo (memo_lock).
+ * `no_batch` (atomic, set once), the timed-out-read memo (memo_lock) and
+ * the delegation token (tok_lock, held while it is fetched or renewed).
  */
 #include "backends/backend.h"
 
@@ -54,6 +62,7 @@
 
 #include "util/buf.h"
 #include "backends/http.h"
+#include "backends/krb.h"
 #include "util/log.h"
 #include "util/relpath.h"
 #include "backends/webhdfs_json.h"
@@ -82,6 +91,16 @@ struct wh_priv {
 	off_t memo_off;
 	size_t memo_len;
 	int64_t memo_until_ms;
+	/* Kerberos: SPNEGO, then a delegation token (under tok_lock) */
+	bool krb;
+	char *krb_principal, *krb_keytab; /* for logs and .stfs/config */
+	pthread_mutex_t tok_lock;
+	bool tok_init;
+	char *token;		/* urlString, a secret; NULL: none held */
+	int64_t tok_expiry_ms;	/* wall clock, from RENEWDELEGATIONTOKEN */
+	int64_t tok_renew_mono; /* renew at (monotonic) */
+	int64_t tok_retry_mono; /* no fetch before (after a failure) */
+	uint64_t tok_fetches, tok_renewals;
 };
 
 /* ---- URLs --------------------------------------------------------------- */
@@ -112,7 +131,8 @@ static int enc(struct buf *b, const char *s, bool keep_slash)
  * `extra` ("&k=v", already encoded) appended.  0 or -ENAMETOOLONG/-ENOMEM.
  */
 static int wh_url(const struct wh_priv *wp, unsigned i, const char *path,
-		  const char *op, const char *extra, struct buf *url)
+		  const char *op, const char *extra, const char *token,
+		  struct buf *url)
 {
 	int rc;
 
@@ -124,7 +144,11 @@ static int wh_url(const struct wh_priv *wp, unsigned i, const char *path,
 		rc = enc(url, path, true);
 	if (!rc)
 		rc = buf_printf(url, "?op=%s", op);
-	if (!rc && wp->user)
+	/* with Kerberos the identity is SPNEGO's or the token's: a user.name
+	 * beside a delegation token is refused */
+	if (!rc && token)
+		rc = buf_printf(url, "&delegation=%s", token);
+	else if (!rc && wp->user && !wp->krb)
 		rc = buf_printf(url, "&user.name=%s", wp->user);
 	if (!rc && extra)
 		rc = buf_puts(url, extra);
@@ -167,8 +191,9 @@ static bool transport_failover(int rc)
  * returned for the last namenode tried, with *resp its answer (release
  * it).  *exc receives the RemoteException of a non-2xx answer.
  */
-static int wh_perform(struct wh_priv *wp, const struct wh_call *c,
-		      struct http_resp *resp, struct whj_error *exc)
+static int wh_perform_nn(struct wh_priv *wp, const struct wh_call *c,
+			 const char *token, struct http_resp *resp,
+			 struct whj_error *exc)
 {
 	int start = __atomic_load_n(&wp->active, __ATOMIC_RELAXED);
 	int64_t deadline = mono_ms() + (int64_t)wp->timeout_ms * wp->n_nn;
@@ -190,6 +215,7 @@ static int wh_perform(struct wh_priv *wp, const struct wh_call *c,
 			.max_body = c->max_body,
 			.ca_file = wp->ca_file,
 			.follow_location = c->follow,
+			.negotiate = wp->krb && !token,
 		};
 
 		if (k && i == (unsigned)start) {
@@ -208,7 +234,7 @@ static int wh_perform(struct wh_priv *wp, const struct wh_call *c,
 			break;
 		if (left < (int64_t)req.timeout_ms)
 			req.timeout_ms = (unsigned)left;
-		rc = wh_url(wp, i, c->path, c->op, c->extra, &url);
+		rc = wh_url(wp, i, c->path, c->op, c->extra, token, &url);
 		if (rc < 0)
 			return rc;
 		req.url = url.data;
@@ -251,6 +277,197 @@ static int wh_perform(struct wh_priv *wp, const struct wh_call *c,
 	return rc;
 }
 
+/* ---- delegation tokens (Kerberos) --------------------------------------- */
+
+#define TOK_RETRY_MS 5000
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* forget the token held (tok_lock held) */
+static void tok_clear(struct wh_priv *wp)
+{
+	if (wp->token) {
+		explicit_bzero(wp->token, strlen(wp->token));
+		free(wp->token);
+	}
+	wp->token = NULL;
+	wp->tok_expiry_ms = 0;
+}
+
+/*
+ * RENEWDELEGATIONTOKEN of the token held, by SPNEGO (tok_lock held): the
+ * new expiry, and the next renewal at half the time left.  0 or -errno.
+ */
+static int tok_renew(struct wh_priv *wp)
+{
+	struct whj_error exc;
+	struct http_resp resp;
+	struct buf extra;
+	struct wh_call c = {
+		.op = "RENEWDELEGATIONTOKEN",
+		.method = "PUT",
+		.path = "",
+		.max_body = 4096,
+	};
+	int64_t exp = 0, left;
+	int rc;
+
+	buf_init(&extra, WH_URL_MAX);
+	if (buf_printf(&extra, "&token=%s", wp->token) < 0) {
+		buf_release(&extra);
+		return -ENOMEM;
+	}
+	c.extra = extra.data;
+	rc = wh_perform_nn(wp, &c, NULL, &resp, &exc);
+	if (rc == 0 && resp.status == 200 &&
+	    whj_parse_long(resp.body.data, resp.body.len, &exp) == 0) {
+		wp->tok_expiry_ms = exp;
+		left = exp - wall_ms();
+		wp->tok_renew_mono =
+			mono_ms() + (left > 2000 ? left / 2 : 1000);
+		wp->tok_renewals++;
+		log_debug(
+			"webhdfs: delegation token renewed, expires in %lld s",
+			(long long)(left / 1000));
+	} else {
+		log_info("webhdfs: the delegation token could not be renewed "
+			 "(HTTP %ld%s%s); fetching a new one",
+			 resp.status, exc.exception[0] ? " " : "",
+			 exc.exception);
+		rc = -EACCES;
+	}
+	explicit_bzero(extra.data, extra.len);
+	buf_release(&extra);
+	http_resp_release(&resp);
+	return rc;
+}
+
+/* GETDELEGATIONTOKEN by SPNEGO, then a renewal for its expiry (tok_lock
+ * held).  0 or -errno; a failure is retried after TOK_RETRY_MS. */
+static int tok_fetch(struct wh_priv *wp)
+{
+	struct whj_error exc;
+	struct http_resp resp;
+	char extra[320], tok[WHJ_TOKEN_MAX + 1];
+	struct wh_call c = {
+		.op = "GETDELEGATIONTOKEN",
+		.method = "GET",
+		.path = "",
+		.extra = extra,
+		.max_body = 16384,
+	};
+	const char *u = krb_client_user();
+	int rc;
+
+	snprintf(extra, sizeof(extra), "&renewer=%.256s", u ? u : "");
+	if (!u)
+		c.extra = NULL;
+	rc = wh_perform_nn(wp, &c, NULL, &resp, &exc);
+	if (rc == 0 && resp.status == 200 &&
+	    whj_parse_token(resp.body.data, resp.body.len, tok, sizeof(tok)) ==
+		    0) {
+		wp->token = strdup(tok);
+		explicit_bzero(tok, sizeof(tok));
+		rc = wp->token ? 0 : -ENOMEM;
+	} else {
+		/* the call itself logs nothing here: the data call that
+		 * follows, by SPNEGO, says what is wrong */
+		rc = -EACCES;
+	}
+	if (resp.body.len)
+		explicit_bzero(resp.body.data, resp.body.len);
+	http_resp_release(&resp);
+	if (rc == 0) {
+		wp->tok_fetches++;
+		wp->tok_renew_mono = mono_ms() + 1000;
+		if (tok_renew(wp) < 0) {
+			/* usable even if we cannot tell its expiry: renew
+			 * again in a minute */
+			wp->tok_renew_mono = mono_ms() + 60000;
+		}
+		log_info("webhdfs: delegation token obtained");
+	} else {
+		wp->tok_retry_mono = mono_ms() + TOK_RETRY_MS;
+	}
+	return rc;
+}
+
+/* a copy of the token to use now (fetched or renewed when due), or NULL */
+static char *tok_get(struct wh_priv *wp)
+{
+	char *t = NULL;
+
+	pthread_mutex_lock(&wp->tok_lock);
+	if (wp->token && mono_ms() >= wp->tok_renew_mono && tok_renew(wp) < 0)
+		tok_clear(wp);
+	if (!wp->token && mono_ms() >= wp->tok_retry_mono)
+		(void)tok_fetch(wp);
+	if (wp->token)
+		t = strdup(wp->token);
+	pthread_mutex_unlock(&wp->tok_lock);
+	return t;
+}
+
+/* drop the token `t` (if still the one held): a namenode refused it */
+static void tok_refused(struct wh_priv *wp, const char *t)
+{
+	pthread_mutex_lock(&wp->tok_lock);
+	if (wp->token && !strcmp(wp->token, t)) {
+		log_info("webhdfs: the namenode refused the delegation token "
+			 "(expired or cancelled); fetching a new one");
+		tok_clear(wp);
+		wp->tok_retry_mono = 0;
+	}
+	pthread_mutex_unlock(&wp->tok_lock);
+}
+
+/* whether an answer to a call with a token is a refusal of the token */
+static bool token_refused(const struct http_resp *r, const struct whj_error *e)
+{
+	if (r->status == 401)
+		return true;
+	return r->status == 403 &&
+	       (strstr(e->exception, "InvalidToken") ||
+		(!strcmp(e->exception, "SecurityException") &&
+		 strstr(e->message, "oken")));
+}
+
+static void free_secret(char *t)
+{
+	if (t) {
+		explicit_bzero(t, strlen(t));
+		free(t);
+	}
+}
+
+/*
+ * Perform `c` (wh_perform_nn) with the delegation token when Kerberos is
+ * on; a refused token is dropped and the call made once more with a new
+ * one (or by SPNEGO).
+ */
+static int wh_perform(struct wh_priv *wp, const struct wh_call *c,
+		      struct http_resp *resp, struct whj_error *exc)
+{
+	char *t = wp->krb ? tok_get(wp) : NULL;
+	int rc = wh_perform_nn(wp, c, t, resp, exc);
+
+	if (t && rc == 0 && token_refused(resp, exc)) {
+		tok_refused(wp, t);
+		free_secret(t);
+		t = tok_get(wp);
+		http_resp_release(resp);
+		rc = wh_perform_nn(wp, c, t, resp, exc);
+	}
+	free_secret(t);
+	return rc;
+}
+
 /*
  * -errno for a finished call (0 for 2xx).  Logs a failure (not a plain
  * missing path) with the exception and message, and notes health.
@@ -258,6 +475,7 @@ static int wh_perform(struct wh_priv *wp, const struct wh_call *c,
 static int wh_result(struct backend *be, const struct wh_call *c, int rc,
 		     const struct http_resp *resp, const struct whj_error *exc)
 {
+	const struct wh_priv *wp = be->priv;
 	unsigned flags = 0;
 	int err;
 
@@ -289,7 +507,14 @@ static int wh_result(struct backend *be, const struct wh_call *c, int rc,
 		be_note_ok(be); /* the namenode answered */
 		return err;
 	}
-	if (resp->status == 401 && !exc->exception[0])
+	if (resp->status == 401 && wp->krb)
+		log_warn("webhdfs: %s '%s': HTTP 401: the namenode refused "
+			 "Kerberos authentication as %s (keytab %s)",
+			 c->op, c->path,
+			 wp->krb_principal ? wp->krb_principal
+					   : "the keytab's principal",
+			 wp->krb_keytab);
+	else if (resp->status == 401 && !exc->exception[0])
 		log_warn("webhdfs: %s '%s': HTTP 401, authentication required "
 			 "(a kerberized cluster?)",
 			 c->op, c->path);
@@ -332,6 +557,14 @@ static void wh_destroy(struct backend *be)
 	free(wp->user);
 	free(wp->ca_file);
 	wp->root = wp->user = wp->ca_file = NULL;
+	if (wp->tok_init) {
+		tok_clear(wp);
+		pthread_mutex_destroy(&wp->tok_lock);
+	}
+	wp->tok_init = false;
+	free(wp->krb_principal);
+	free(wp->krb_keytab);
+	wp->krb_principal = wp->krb_keytab = NULL;
 }
 
 /* add "proto://host:port" for a "host[:port]" (or a full http(s) URL) */
@@ -420,6 +653,57 @@ static int wh_user(struct wh_priv *wp, const struct stfs_conf *conf)
 	return wp->user ? 0 : -ENOMEM;
 }
 
+/*
+ * Kerberos (kerberos_keytab set): the process's identity (krb.h).  A keytab
+ * that gets no ticket (a stale key, an unknown principal, no KDC) is one
+ * log line and a health error; the mount goes on and its calls fail
+ * EACCES (401).  -EINVAL when the keytab cannot be read.
+ */
+static int wh_krb_init(struct backend *be, const struct stfs_conf *conf)
+{
+	struct wh_priv *wp = be->priv;
+	char why[256];
+	int rc;
+
+	if (pthread_mutex_init(&wp->tok_lock, NULL) != 0)
+		return -ENOMEM;
+	wp->tok_init = true;
+	if (!conf || !conf->kerberos_keytab || !*conf->kerberos_keytab) {
+		if (conf && conf->kerberos_principal &&
+		    *conf->kerberos_principal) {
+			log_err("webhdfs: kerberos_principal without "
+				"kerberos_keytab");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	wp->krb = true;
+	wp->krb_keytab = strdup(conf->kerberos_keytab);
+	if (conf->kerberos_principal && *conf->kerberos_principal)
+		wp->krb_principal = strdup(conf->kerberos_principal);
+	if (!wp->krb_keytab ||
+	    (conf->kerberos_principal && *conf->kerberos_principal &&
+	     !wp->krb_principal))
+		return -ENOMEM;
+	why[0] = '\0';
+	rc = krb_client_init(wp->krb_principal, wp->krb_keytab, why,
+			     sizeof(why));
+	if (rc < 0) {
+		log_err("webhdfs: Kerberos: %s", why);
+		return rc == -ENOMEM ? rc : -EINVAL;
+	}
+	if (rc > 0) {
+		log_err("webhdfs: Kerberos: %s for %s with keytab %s; calls "
+			"will be refused (EACCES)",
+			why,
+			wp->krb_principal ? wp->krb_principal
+					  : "the keytab's principal",
+			wp->krb_keytab);
+		be_note_error(be, -EACCES, "Kerberos: %s", why);
+	}
+	return 0;
+}
+
 static int wh_init(struct backend *be, const char *uri,
 		   const struct stfs_conf *conf)
 {
@@ -506,9 +790,14 @@ static int wh_init(struct backend *be, const char *uri,
 	rc = wh_user(wp, conf);
 	if (rc < 0)
 		return rc;
+	rc = wh_krb_init(be, conf);
+	if (rc < 0)
+		return rc;
 	log_debug("webhdfs: %s (%u namenode%s, first %s), user %s", wp->root,
 		  wp->n_nn, wp->n_nn == 1 ? "" : "s", wp->nn[0],
-		  wp->user ? wp->user : "(none)");
+		  wp->krb    ? "(Kerberos)"
+		  : wp->user ? wp->user
+			     : "(none)");
 	return 0;
 bad:
 	log_err("webhdfs: '%s' is not hdfs://HOST[:PORT]/PATH/, "
@@ -997,6 +1286,32 @@ static int wh_describe(struct backend *be, struct buf *out)
 				__atomic_load_n(&wp->no_batch, __ATOMIC_RELAXED)
 					? "LISTSTATUS"
 					: "LISTSTATUS_BATCH");
+	if (!rc && wp->krb) {
+		/* never the token itself */
+		pthread_mutex_lock(&wp->tok_lock);
+		rc = buf_printf(out,
+				"hdfs_auth = kerberos (principal %s, keytab "
+				"%s)\nhdfs_delegation_token = %s",
+				wp->krb_principal ? wp->krb_principal
+						  : "(the keytab's first)",
+				wp->krb_keytab, wp->token ? "held" : "none");
+		if (!rc && wp->token && wp->tok_expiry_ms) {
+			time_t t = (time_t)(wp->tok_expiry_ms / 1000);
+			struct tm tm;
+			char when[32];
+
+			gmtime_r(&t, &tm);
+			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+			rc = buf_printf(out, ", expires %s", when);
+		}
+		if (!rc)
+			rc = buf_printf(out, " (%llu fetched, %llu renewals)\n",
+					(unsigned long long)wp->tok_fetches,
+					(unsigned long long)wp->tok_renewals);
+		pthread_mutex_unlock(&wp->tok_lock);
+	} else if (!rc) {
+		rc = buf_puts(out, "hdfs_auth = simple\n");
+	}
 	return rc;
 }
 

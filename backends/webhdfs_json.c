@@ -190,6 +190,53 @@ int whj_parse_boolean(const char *json, size_t len, bool *val)
 	return rc;
 }
 
+int whj_parse_token(const char *json, size_t len, char *out, size_t outsz)
+{
+	json_t *root, *t, *u;
+	const char *v;
+	size_t n;
+	int rc;
+
+	if (outsz)
+		out[0] = '\0';
+	root = load(json, len, &rc);
+	if (!root)
+		return rc;
+	t = json_object_get(root, "Token");
+	u = json_is_object(t) ? json_object_get(t, "urlString") : NULL;
+	rc = -EPROTO;
+	if (json_is_string(u)) {
+		v = json_string_value(u);
+		n = strspn(
+			v,
+			"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			"0123456789-_");
+		if (n && !v[n] && n < outsz && n <= WHJ_TOKEN_MAX) {
+			memcpy(out, v, n + 1);
+			rc = 0;
+		}
+	}
+	json_decref(root);
+	return rc;
+}
+
+int whj_parse_long(const char *json, size_t len, int64_t *val)
+{
+	json_t *root, *b;
+	int rc;
+
+	root = load(json, len, &rc);
+	if (!root)
+		return rc;
+	b = json_object_get(root, "long");
+	if (json_is_integer(b))
+		*val = (int64_t)json_integer_value(b);
+	else
+		rc = -EPROTO;
+	json_decref(root);
+	return rc;
+}
+
 static void copy_clean(char *dst, size_t sz, const char *src)
 {
 	size_t i;

@@ -62,6 +62,19 @@ int whj_parse_status(const char *json, size_t len, struct whj_entry *out);
 /** Parse {"boolean": true|false}.  0 with *val set; -EPROTO. */
 int whj_parse_boolean(const char *json, size_t len, bool *val);
 
+#define WHJ_TOKEN_MAX 2048
+
+/**
+ * Parse a GETDELEGATIONTOKEN answer {"Token":{"urlString":"…"}} into `out`
+ * (size `outsz`, at most WHJ_TOKEN_MAX): the urlString, URL-safe base64
+ * only ([A-Za-z0-9_-]).  0; -EPROTO (not such a document, "Token": null, a
+ * character outside that set, or too long).  The token is a secret.
+ */
+int whj_parse_token(const char *json, size_t len, char *out, size_t outsz);
+
+/** Parse {"long": N} (RENEWDELEGATIONTOKEN's new expiry, ms).  0; -EPROTO. */
+int whj_parse_long(const char *json, size_t len, int64_t *val);
+
 struct whj_error {
 	char exception[80]; /* "FileNotFoundException"; "" when absent */
 	char message[200];  /* truncated; control characters replaced */

@@ -154,6 +154,10 @@ static const struct conf_key conf_keys[] = {
 	  "HDFS user.name (default: $HADOOP_USER_NAME, the daemon's)"),
 	K("hdfs_http_port", CT_COUNT, hdfs_http_port, false, 0, 65535, NULL,
 	  "PORT", "namenode HTTP port of hdfs:// URIs (9870)"),
+	K("kerberos_principal", CT_STR, kerberos_principal, false, 0, 0, NULL,
+	  "PRINCIPAL", "HDFS Kerberos principal (default: the keytab's first)"),
+	K("kerberos_keytab", CT_ABS, kerberos_keytab, false, 0, 0, NULL, "FILE",
+	  "HDFS Kerberos keytab: SPNEGO and delegation tokens"),
 };
 #undef K
 
@@ -1318,6 +1322,11 @@ static const struct imp imp_cos[] = {
 	{"endpoint", "fs.cosn.bucket.endpoint_suffix"},
 	{NULL, NULL},
 };
+static const struct imp imp_hdfs[] = {
+	{"kerberos_principal", "kerberosPrincipal"},
+	{"kerberos_keytab", "kerberosKeytabFilePath"},
+	{NULL, NULL},
+};
 static const struct imp imp_gs[] = {
 	{"credentials_file", "fs.gs.auth.service.account.json.keyfile"},
 	{NULL, NULL},
@@ -1446,6 +1455,8 @@ static int import_storage(struct yctx *y, struct stfs_conf *c,
 				  "storage.type hdfs without fs.defaultFS");
 			goto out;
 		}
+		if (!strcasecmp(type, "hdfs"))
+			imp = imp_hdfs;
 		if (!fs && (fs = strdup("file:///")) == NULL) {
 			rc = yerr(y, props, -ENOMEM, "out of memory");
 			goto out;

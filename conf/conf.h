@@ -90,6 +90,10 @@ struct stfs_conf {
 	char *namenodes; /* "host:port,host:port", or NULL */
 	char *hdfs_user; /* NULL: $HADOOP_USER_NAME, else the daemon's */
 	unsigned hdfs_http_port; /* 0: 9870 */
+	/* Kerberos (SPNEGO) for HDFS: the client principal and its keytab
+	 * (seatunnel.yaml kerberosPrincipal / kerberosKeytabFilePath) */
+	char *kerberos_principal;
+	char *kerberos_keytab;
 
 	/* the environment, captured by conf_import_env() */
 	struct conf_env env;

@@ -8,7 +8,7 @@ libjansson-dev libxml2-dev libcmocka-dev libyaml-dev python3 attr rsync
 restic tar curl clang libclang-rt-14-dev procps prometheus libssl-dev
 clang-format cppcheck clang-tidy libsystemd-dev systemd rsyslog
 prometheus-node-exporter iproute2 nftables
-maven openjdk-17-jdk-headless
+maven openjdk-17-jdk-headless libkrb5-dev
 openssl
 $STFS_DEPS_EXTRA"
 # openssl: test_cloud.sh's service-account keys and JWT checks; its Go

@@ -199,6 +199,57 @@ static void test_boolean(void **state)
 	assert_int_equal(whj_parse_boolean("true", 4, &v), -EPROTO);
 }
 
+/* GETDELEGATIONTOKEN / RENEWDELEGATIONTOKEN answers of a kerberized 3.5.0 */
+static void test_token(void **state)
+{
+	char tok[WHJ_TOKEN_MAX + 1], small[8];
+	size_t len;
+	char *x = load("token.json", &len);
+	int64_t v = 0;
+	struct whj_error e;
+
+	(void)state;
+	assert_int_equal(whj_parse_token(x, len, tok, sizeof(tok)), 0);
+	assert_int_equal(strncmp(tok, "HAAEc3RmcwRzdGZz", 16), 0);
+	assert_int_equal(strlen(tok), 114);
+	/* too small a buffer is refused, not truncated */
+	assert_int_equal(whj_parse_token(x, len, small, sizeof(small)),
+			 -EPROTO);
+	free(x);
+	x = load("renew.json", &len);
+	assert_int_equal(whj_parse_long(x, len, &v), 0);
+	assert_true(v == 1796219042300LL);
+	free(x);
+	/* a cancelled token: 403 SecurityException naming InvalidToken */
+	x = load("err_token_cancelled.json", &len);
+	assert_int_equal(whj_parse_error(x, len, &e), 0);
+	assert_string_equal(e.exception, "SecurityException");
+	assert_non_null(strstr(e.message, "InvalidToken"));
+	free(x);
+	/* the SPNEGO filter's 401 is HTML */
+	x = load("err_401_spnego.html", &len);
+	assert_int_equal(whj_parse_error(x, len, &e), -EPROTO);
+	assert_int_equal(whj_parse_token(x, len, tok, sizeof(tok)), -EPROTO);
+	free(x);
+	assert_int_equal(whj_parse_token("{\"Token\":null}",
+					 strlen("{\"Token\":null}"), tok,
+					 sizeof(tok)),
+			 -EPROTO);
+	assert_int_equal(
+		whj_parse_token("{\"Token\":{\"urlString\":\"a&b=c\"}}",
+				strlen("{\"Token\":{\"urlString\":\"a&b=c\"}}"),
+				tok, sizeof(tok)),
+		-EPROTO);
+	assert_int_equal(
+		whj_parse_token("{\"Token\":{\"urlString\":\"\"}}",
+				strlen("{\"Token\":{\"urlString\":\"\"}}"), tok,
+				sizeof(tok)),
+		-EPROTO);
+	assert_int_equal(whj_parse_long("{\"long\":\"1\"}",
+					strlen("{\"long\":\"1\"}"), &v),
+			 -EPROTO);
+}
+
 static void test_hostile(void **state)
 {
 	static const char *const bad_docs[] = {
@@ -261,6 +312,7 @@ int main(void)
 		cmocka_unit_test(test_status),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_boolean),
+		cmocka_unit_test(test_token),
 		cmocka_unit_test(test_hostile),
 	};
 

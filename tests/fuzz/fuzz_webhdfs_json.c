@@ -1,7 +1,7 @@
 /*
  * Fuzz target for backends/webhdfs_json.c: every input goes through the
- * listing, file-status, boolean and RemoteException parsers and the
- * exception table.
+ * listing, file-status, boolean, delegation-token, long and RemoteException
+ * parsers and the exception table.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned fl;
 	size_t n = 0;
 	bool b;
+	char tok[WHJ_TOKEN_MAX + 1];
+	int64_t v;
 
 	if (whj_parse_list(s, size, &l) == 0) {
 		for (size_t i = 0; i < l.n; i++)
@@ -30,6 +32,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		n += e.length;
 	if (whj_parse_boolean(s, size, &b) == 0)
 		n += b;
+	if (whj_parse_token(s, size, tok, sizeof(tok)) == 0)
+		n += strlen(tok);
+	if (whj_parse_long(s, size, &v) == 0)
+		n += (size_t)v;
 	if (whj_parse_error(s, size, &err) == 0)
 		n += strlen(err.message) +
 		     (size_t)-whj_exception_errno(err.exception, &fl);
