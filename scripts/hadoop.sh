@@ -10,6 +10,7 @@
 #   hadoop.sh put DIR LOCALDIR HDFSDIR   copy a local tree into HDFS (as user stfs)
 #   hadoop.sh files DIR HDFSDIR     "relpath size" of every file below HDFSDIR,
 #                                   asked HDFS itself ("absent" when it is not there)
+#   hadoop.sh tokens DIR            the delegation tokens the namenode holds (urlString)
 #   hadoop.sh port DIR KEY          one value of DIR/ready (e.g. http, nn1_http)
 #   hadoop.sh active DIR N [GAP_MS] make namenode N the active one (HA), after
 #                                   GAP_MS with no active namenode at all
@@ -132,6 +133,7 @@ put) cmd "$1" put "$2" "$3" ;;
 files)
 	cmd "$1" files "$2" && cat "$1/cmd.out"
 	;;
+tokens) cmd "$1" tokens && cat "$1/cmd.out" ;;
 stop) stop "$@" ;;
 *) die "usage: hadoop.sh build|start DIR [plain|ha|krb]|put DIR LOCAL HDFS|files DIR HDFS|port DIR KEY|active DIR N [GAP_MS]|stop DIR" ;;
 esac

@@ -42,6 +42,9 @@ import org.apache.hadoop.security.UserGroupInformation;
  * local tree in (owned by user stfs) and "files HDFSDIR" writes DIR/cmd.out
  * with "relpath size" of every file below HDFSDIR; both ask HDFS itself as the
  * cluster's own (superuser) client, which works on the kerberized cluster too.
+ * "tokens" writes DIR/cmd.out with every delegation token the active namenode
+ * holds, as the urlString a WebHDFS client got (krb: for the tests that look
+ * for the daemon's token where it must not be).
  */
 public final class HdfsMain {
     private HdfsMain() {}
@@ -151,6 +154,37 @@ public final class HdfsMain {
                         }
                     } else {
                         o.append("absent\n");
+                    }
+                    Path out = new File(dir, "cmd.out.tmp").toPath();
+                    Files.write(out, o.toString().getBytes(StandardCharsets.UTF_8));
+                    Files.move(out, new File(dir, "cmd.out").toPath(),
+                            StandardCopyOption.ATOMIC_MOVE);
+                }
+                if (w[0].equals("tokens")) {
+                    int a = activeIndex(cluster);
+                    org.apache.hadoop.hdfs.security.token.delegation.DelegationTokenSecretManager sm =
+                            org.apache.hadoop.hdfs.server.namenode.NameNodeAdapter
+                                    .getDtSecretManager(cluster.getNamesystem(a));
+                    java.lang.reflect.Field cf = org.apache.hadoop.security.token.delegation
+                            .AbstractDelegationTokenSecretManager.class
+                            .getDeclaredField("currentTokens");
+                    cf.setAccessible(true);
+                    StringBuilder o = new StringBuilder();
+                    String svc = "127.0.0.1:"
+                            + cluster.getNameNode(a).getNameNodeAddress().getPort();
+                    synchronized (sm) {
+                        for (Object k : ((java.util.Map<?, ?>) cf.get(sm)).keySet()) {
+                            org.apache.hadoop.hdfs.security.token.delegation
+                                    .DelegationTokenIdentifier id =
+                                    (org.apache.hadoop.hdfs.security.token.delegation
+                                            .DelegationTokenIdentifier) k;
+                            org.apache.hadoop.security.token.Token<?> t =
+                                    new org.apache.hadoop.security.token.Token<>(
+                                            id.getBytes(), sm.retrievePassword(id),
+                                            new org.apache.hadoop.io.Text("WEBHDFS delegation"),
+                                            new org.apache.hadoop.io.Text(svc));
+                            o.append(t.encodeToUrlString()).append('\n');
+                        }
                     }
                     Path out = new File(dir, "cmd.out.tmp").toPath();
                     Files.write(out, o.toString().getBytes(StandardCharsets.UTF_8));
