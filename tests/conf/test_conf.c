@@ -836,6 +836,43 @@ static void test_conf_import_hdfs_ha(void **state)
 	assert_string_equal(c->namenodes, "x:1");
 }
 
+/* README "HDFS", Kerberos: the engine's own keys of its HDFS plugin-config */
+static void test_conf_import_hdfs_kerberos(void **state)
+{
+	struct stfs_conf *c = *state;
+	struct conf_err e = {0};
+	const char *y =
+		"seatunnel:\n engine:\n  checkpoint:\n   storage:\n"
+		"    type: hdfs\n    plugin-config:\n"
+		"     namespace: /st/ck/\n     storage.type: hdfs\n"
+		"     fs.defaultFS: hdfs://nn1.example:8020\n"
+		"     kerberosPrincipal: seatunnel@EXAMPLE.COM\n"
+		"     kerberosKeytabFilePath: /etc/security/st.keytab\n";
+	const char *rel = "seatunnel:\n engine:\n  checkpoint:\n   storage:\n"
+			  "    type: hdfs\n    plugin-config:\n"
+			  "     storage.type: hdfs\n"
+			  "     fs.defaultFS: hdfs://nn1.example:8020\n"
+			  "     kerberosKeytabFilePath: st.keytab\n";
+	int rc;
+
+	rc = conf_import_seatunnel_yaml_mem(c, "y", y, strlen(y), &e);
+	if (rc)
+		fail_msg("%d %s", rc, e.msg);
+	assert_string_equal(c->kerberos_principal, "seatunnel@EXAMPLE.COM");
+	assert_string_equal(c->kerberos_keytab, "/etc/security/st.keytab");
+	/* a relative keytab path is refused (the daemon changes directory) */
+	assert_int_equal(
+		conf_import_seatunnel_yaml_mem(c, "y", rel, strlen(rel), &e),
+		-EINVAL);
+	/* an explicit option is kept */
+	assert_int_equal(conf_set(c, "kerberos_keytab", "/k/other", &e), 0);
+	assert_int_equal(
+		conf_import_seatunnel_yaml_mem(c, "y", y, strlen(y), &e), 0);
+	assert_string_equal(c->kerberos_keytab, "/k/other");
+	assert_int_equal(conf_set(c, "kerberos_keytab", "rel.keytab", &e),
+			 -EINVAL);
+}
+
 static void test_conf_import_seatunnel_errors(void **state)
 {
 	struct stfs_conf *c = *state;
@@ -1346,6 +1383,7 @@ int main(void)
 		T(test_conf_import_then_explicit_engine),
 		T(test_conf_import_seatunnel_variants),
 		T(test_conf_import_hdfs_ha),
+		T(test_conf_import_hdfs_kerberos),
 		T(test_conf_import_seatunnel_errors),
 		T(test_conf_import_hazelcast),
 		T(test_conf_url_credentials_not_echoed),
