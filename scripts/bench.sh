@@ -10,6 +10,7 @@
 #   BENCH_BIG_RUNS=1    repetitions for sizes above 2000
 #   BENCH_NO_BIGOBJ=1   skip the 256 MiB object
 #   BENCH_NO_LOCAL=1    skip the local section (scripts/bench-local.sh)
+#   BENCH_NO_HDFS=1     skip the WebHDFS section (scripts/bench-hdfs.sh)
 #   STFS_BIN            binary under test (default build/stfs)
 #
 # Every run of a tool starts from a fresh mount (so the first `du -s` is
@@ -339,5 +340,7 @@ if [ -s "$T/errors.log" ]; then
 fi
 # the local section (issue 11): stfs over a local namespace vs the raw dir
 [ "${BENCH_NO_LOCAL:-0}" = 1 ] || "$ROOT/scripts/bench-local.sh" || rc=1
+# the WebHDFS section (issue 10): stfs vs `hdfs dfs` on a real MiniDFSCluster
+[ "${BENCH_NO_HDFS:-0}" = 1 ] || "$ROOT/scripts/bench-hdfs.sh" || rc=1
 echo "bench: total $(python3 -c "print(f'{$(now)-$start:.0f}')") s"
 exit $rc

@@ -99,7 +99,7 @@ cmd() {
 	shift
 	rm -f "$dir/cmd.done" "$dir/cmd.out"
 	echo "$*" >"$dir/cmd.tmp" && mv "$dir/cmd.tmp" "$dir/cmd"
-	for _ in $(seq 600); do
+	for _ in $(seq 3000); do
 		[ -s "$dir/cmd.done" ] && return 0
 		sleep 0.1
 	done
