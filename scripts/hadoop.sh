@@ -82,17 +82,6 @@ port() {
 	sed -n "s/^$2=//p" "$1/ready" | grep . || die "no '$2' in $1/ready"
 }
 
-active() {
-	local dir=$1 n=$2 gap=${3:-0}
-	rm -f "$dir/cmd.done"
-	echo "active $n $gap" >"$dir/cmd.tmp" && mv "$dir/cmd.tmp" "$dir/cmd"
-	for _ in $(seq 300); do
-		[ -s "$dir/cmd.done" ] && return 0
-		sleep 0.1
-	done
-	die "namenode $n did not become active"
-}
-
 # send one command line to the running cluster and wait for its answer
 cmd() {
 	local dir=$1
@@ -128,7 +117,7 @@ case $cmd in
 build) build ;;
 start) start "$@" ;;
 port) port "$@" ;;
-active) active "$@" ;;
+active) cmd "$1" active "$2" "${3:-0}" ;;
 put) cmd "$1" put "$2" "$3" ;;
 files)
 	cmd "$1" files "$2" && cat "$1/cmd.out"

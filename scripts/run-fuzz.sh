@@ -3,7 +3,7 @@
 # FUZZ_TIME seconds on its seed corpus (copied, so seeds stay clean).
 cd "$(dirname "$0")/.." || exit 1
 FUZZ_TIME=${FUZZ_TIME:-20}
-PKGS="fuse3 libcurl jansson libxml-2.0 yaml-0.1 libcrypto libsystemd"
+PKGS="fuse3 libcurl jansson libxml-2.0 yaml-0.1 libcrypto libsystemd krb5"
 SRCS=$(ls backends/*.c backends/util/*.c conf/*.c fusefs/*.c fusefs/*/*.c | grep -v fusefs/main.c)
 FLAGS="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
  -std=gnu11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -DFUSE_USE_VERSION=35
