@@ -36,13 +36,16 @@ static void krb_msg(krb5_error_code e, const char *what)
 	krb5_free_error_message(kc.ctx, m);
 }
 
-/* a first ticket from the keytab into the cache: 0, or 1 with kc.why */
+/*
+ * Check that the keytab gets a ticket: 0, or 1 with kc.why.  The ticket is
+ * not kept: GSS-API gets its own from the client keytab into the cache
+ * (initialised with the principal) and refreshes it before it expires.
+ */
 static int first_ticket(krb5_principal princ)
 {
 	krb5_keytab kt = NULL;
 	krb5_creds creds;
 	krb5_error_code e;
-	int rc = 1;
 
 	memset(&creds, 0, sizeof(creds));
 	e = krb5_kt_resolve(kc.ctx, kc.keytab, &kt);
@@ -52,18 +55,12 @@ static int first_ticket(krb5_principal princ)
 	}
 	e = krb5_get_init_creds_keytab(kc.ctx, &creds, princ, kt, 0, NULL,
 				       NULL);
-	if (e) {
+	if (e)
 		krb_msg(e, "no ticket");
-	} else {
-		e = krb5_cc_store_cred(kc.ctx, kc.cc, &creds);
-		if (e)
-			krb_msg(e, "credential cache");
-		else
-			rc = 0;
+	else
 		krb5_free_cred_contents(kc.ctx, &creds);
-	}
 	krb5_kt_close(kc.ctx, kt);
-	return rc;
+	return e ? 1 : 0;
 }
 
 static int setup(const char *principal)

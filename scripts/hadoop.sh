@@ -5,7 +5,8 @@
 #   hadoop.sh build                 fetch Hadoop with Maven, compile tests/hadoop
 #   hadoop.sh start DIR [plain|ha|krb]  start a cluster on DIR; prints DIR/ready
 #                                   (rpc=, http=, nnN_rpc=, nnN_http=, dn_http=, pid=;
-#                                   krb: a MiniKdc too, and krb5conf=, principal=,
+#                                   krb: a MiniKdc too (STFS_KRB_TICKET_S: ticket
+#                                   lifetime), and krb5conf=, principal=,
 #                                   keytab=, wrong_keytab=, other_keytab=)
 #   hadoop.sh put DIR LOCALDIR HDFSDIR   copy a local tree into HDFS (as user stfs)
 #   hadoop.sh files DIR HDFSDIR     "relpath size" of every file below HDFSDIR,

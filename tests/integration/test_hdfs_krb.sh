@@ -19,8 +19,9 @@ gen_state "$STATE" --jobs 8 --seed 5
 NS=$STATE/checkpoint
 HNS=/seatunnel/checkpoint
 H=$T/hdfs
-# tokens renewed every 20 s, so that a renewal happens during the suite
-STFS_HDFS_TOKEN_RENEW_MS=20000 start_hdfs "$H" krb
+# tokens renewed every 20 s and tickets of 15 s, so that a renewal and new
+# tickets from the keytab happen during the suite
+STFS_HDFS_TOKEN_RENEW_MS=20000 STFS_KRB_TICKET_S=15 start_hdfs "$H" krb
 rd() { sed -n "s/^$1=//p" "$H/ready"; }
 HP=$(rd http)
 PRINC=$(rd principal)
