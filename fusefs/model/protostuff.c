@@ -1189,6 +1189,674 @@ int pstuff_ckpt_to_json(const uint8_t *p, size_t n, struct buf *out)
 	return rc;
 }
 
+/* ---- full summary, read in windows */
+
+/*
+ * A cursor over an object read through a callback in windows: bytes are
+ * asked for only when the cursor reaches them, and a length-delimited body
+ * the summary does not need (a state byte[]) is stepped over, not read.
+ * `end` bounds the current message (the states of a PipelineState);
+ * running past it is -ENODATA, as for struct rd.
+ */
+struct srd {
+	pstuff_read_fn rd;
+	void *cookie;
+	uint64_t size; /* of the object */
+	uint8_t *win;
+	size_t cap;
+	uint64_t wbase; /* object offset of win[0] */
+	size_t wlen;
+	uint64_t pos, end;
+	enum list_mode mode;
+	struct pstuff_summary *out;
+};
+
+static int s_fill(struct srd *s)
+{
+	size_t want = s->cap;
+	ssize_t n;
+
+	if (s->pos >= s->end)
+		return -ENODATA;
+	if (s->pos >= s->wbase && s->pos - s->wbase < s->wlen)
+		return 0;
+	if (want > s->size - s->pos)
+		want = (size_t)(s->size - s->pos);
+	n = s->rd(s->cookie, s->win, want, s->pos);
+	s->out->reads++;
+	if (n < 0)
+		return n == -ENODATA ? -EIO : (int)n;
+	if (n == 0 || (size_t)n > want)
+		return -EIO; /* shorter than its size */
+	s->out->read_bytes += (uint64_t)n;
+	s->wbase = s->pos;
+	s->wlen = (size_t)n;
+	return 0;
+}
+
+static int s_byte(struct srd *s, uint8_t *b)
+{
+	int rc = s_fill(s);
+
+	if (rc)
+		return rc;
+	*b = s->win[s->pos - s->wbase];
+	s->pos++;
+	return 0;
+}
+
+static int s_varint(struct srd *s, uint64_t *v)
+{
+	uint64_t x = 0;
+	uint8_t b;
+	int rc;
+
+	for (unsigned i = 0; i < 10; i++) {
+		rc = s_byte(s, &b);
+		if (rc)
+			return rc;
+		x |= (uint64_t)(b & 0x7f) << (7 * i);
+		if (!(b & 0x80)) {
+			*v = x;
+			return 0;
+		}
+	}
+	return -EPROTO;
+}
+
+static int s_tag(struct srd *s, uint32_t *field, int *wt)
+{
+	uint64_t t;
+	int rc = s_varint(s, &t);
+
+	if (rc)
+		return rc;
+	if (t > UINT32_MAX || (t >> 3) == 0 || (t & 7) > WT_I32)
+		return -EPROTO;
+	*field = (uint32_t)(t >> 3);
+	*wt = (int)(t & 7);
+	return 0;
+}
+
+static int s_step(struct srd *s, uint64_t k)
+{
+	if (k > s->end - s->pos)
+		return -ENODATA;
+	s->pos += k;
+	return 0;
+}
+
+/* The length of a length-delimited body; the cursor stays before it. */
+static int s_len(struct srd *s, uint64_t *l)
+{
+	int rc = s_varint(s, l);
+
+	if (rc)
+		return rc;
+	if (*l > INT32_MAX)
+		return -EPROTO;
+	return *l > s->end - s->pos ? -ENODATA : 0;
+}
+
+/* Copy a length-delimited body of `l` bytes: at most cap-1 kept, NUL-ended
+ * (a NUL byte ends the copy), the rest stepped over. */
+static int s_copy_str(struct srd *s, uint64_t l, char *dst, size_t cap)
+{
+	size_t o = 0;
+	bool ended = false;
+	uint8_t b;
+	int rc;
+
+	while (l && o + 1 < cap) {
+		rc = s_byte(s, &b);
+		if (rc)
+			return rc;
+		l--;
+		if (!b)
+			ended = true;
+		if (!ended)
+			dst[o++] = (char)b;
+	}
+	dst[o] = '\0';
+	return s_step(s, l);
+}
+
+static int s_skip(struct srd *s, uint32_t field, int wt, int depth);
+
+static int s_skip_group(struct srd *s, uint32_t field, int depth)
+{
+	uint32_t f = 0;
+	int wt = 0, rc;
+
+	if (depth >= PSTUFF_MAX_DEPTH)
+		return -EOVERFLOW;
+	for (;;) {
+		rc = s_tag(s, &f, &wt);
+		if (rc)
+			return rc;
+		if (wt == WT_EGROUP)
+			return f == field ? 0 : -EPROTO;
+		rc = s_skip(s, f, wt, depth + 1);
+		if (rc)
+			return rc;
+	}
+}
+
+static int s_skip(struct srd *s, uint32_t field, int wt, int depth)
+{
+	uint64_t v = 0;
+	int rc;
+
+	switch (wt) {
+	case WT_VARINT:
+		return s_varint(s, &v);
+	case WT_I64:
+		return s_step(s, 8);
+	case WT_LEN:
+		rc = s_len(s, &v);
+		return rc ? rc : s_step(s, v);
+	case WT_SGROUP:
+		return s_skip_group(s, field, depth);
+	case WT_I32:
+		return s_step(s, 4);
+	default:
+		return -EPROTO;
+	}
+}
+
+/* As rd_next: 1 a field, 0 the message ended (END_GROUP(endf), or the end
+ * of the bytes when endf is 0). */
+static int s_next(struct srd *s, uint32_t endf, uint32_t *f, int *wt)
+{
+	int rc;
+
+	if (!endf && s->pos == s->end)
+		return 0;
+	rc = s_tag(s, f, wt);
+	if (rc)
+		return rc;
+	if (*wt == WT_EGROUP)
+		return endf && *f == endf ? 0 : -EPROTO;
+	return 1;
+}
+
+static int s_getvar(struct srd *s, int wt, uint64_t *v)
+{
+	return wt == WT_VARINT ? s_varint(s, v) : -EPROTO;
+}
+
+/* A List<byte[]> element or a plain byte[]: its length added, stepped. */
+static int s_state_bytes(struct srd *s, int wt, uint64_t *sum)
+{
+	uint64_t l;
+	int rc;
+
+	if (wt != WT_LEN)
+		return -EPROTO;
+	rc = s_len(s, &l);
+	if (rc)
+		return rc;
+	*sum += l;
+	return s_step(s, l);
+}
+
+/* ActionSubtaskState {1 key, 2 index, 3 List<byte[]> state}: its state
+ * bytes into *sum. */
+static int s_subtask_state(struct srd *s, uint32_t endf, int depth,
+			   uint64_t *sum)
+{
+	uint32_t f = 0, ef = 0;
+	uint64_t v = 0;
+	int wt = 0, ewt = 0, rc;
+
+	if (depth >= PSTUFF_MAX_DEPTH)
+		return -EOVERFLOW;
+	while ((rc = s_next(s, endf, &f, &wt)) == 1) {
+		if (f == 3 && s->mode == MODE_NOPRESERVE) {
+			rc = s_state_bytes(s, wt, sum);
+		} else if (f == 3) {
+			if (wt != WT_SGROUP)
+				return -EPROTO;
+			while ((rc = s_next(s, 3, &ef, &ewt)) == 1) {
+				if (ef == 1)
+					rc = s_state_bytes(s, ewt, sum);
+				else if (ef == 2)
+					rc = s_getvar(s, ewt, &v);
+				else
+					rc = s_skip(s, ef, ewt, depth + 1);
+				if (rc)
+					return rc;
+			}
+		} else if (f == 2) {
+			rc = s_getvar(s, wt, &v);
+		} else {
+			rc = s_skip(s, f, wt, depth);
+		}
+		if (rc)
+			return rc;
+	}
+	return rc;
+}
+
+/* ActionStateKey {1 name} into a->name (when name is not NULL). */
+static int s_action_key(struct srd *s, uint32_t endf, char *name, size_t cap)
+{
+	uint32_t f = 0;
+	uint64_t l;
+	int wt = 0, rc;
+
+	while ((rc = s_next(s, endf, &f, &wt)) == 1) {
+		if (f == 1 && wt == WT_LEN && name) {
+			rc = s_len(s, &l);
+			if (!rc)
+				rc = s_copy_str(s, l, name, cap);
+		} else if (f == 1 && wt != WT_LEN) {
+			rc = -EPROTO;
+		} else {
+			rc = s_skip(s, f, wt, 2);
+		}
+		if (rc)
+			return rc;
+	}
+	return rc;
+}
+
+/* ActionState {1 key, 2 List subtaskStates, 3 coordinator, 4 parallelism} */
+static int s_action_state(struct srd *s, uint32_t endf, int depth,
+			  struct pstuff_action *a)
+{
+	uint32_t f = 0, ef = 0;
+	uint64_t v = 0;
+	int wt = 0, ewt = 0, rc;
+
+	while ((rc = s_next(s, endf, &f, &wt)) == 1) {
+		switch (f) {
+		case 1: /* the map key says the same; kept when it is absent */
+			if (wt != WT_SGROUP)
+				return -EPROTO;
+			rc = s_action_key(s, 1, a->name[0] ? NULL : a->name,
+					  sizeof(a->name));
+			break;
+		case 2:
+			if (wt != WT_SGROUP)
+				return -EPROTO;
+			if (s->mode == MODE_NOPRESERVE) {
+				a->subtasks++;
+				rc = s_subtask_state(s, 2, depth + 1,
+						     &a->state_bytes);
+				break;
+			}
+			while ((rc = s_next(s, 2, &ef, &ewt)) == 1) {
+				if (ef == 1 && ewt == WT_SGROUP) {
+					a->subtasks++;
+					rc = s_subtask_state(s, 1, depth + 2,
+							     &a->state_bytes);
+				} else if (ef == 1) {
+					rc = -EPROTO;
+				} else if (ef == 2) {
+					rc = s_getvar(s, ewt, &v);
+				} else {
+					rc = s_skip(s, ef, ewt, depth + 1);
+				}
+				if (rc)
+					return rc;
+			}
+			break;
+		case 3:
+			if (wt != WT_SGROUP)
+				return -EPROTO;
+			a->coordinator = true;
+			rc = s_subtask_state(s, 3, depth + 1, &a->state_bytes);
+			break;
+		case 4:
+			rc = s_getvar(s, wt, &v);
+			a->parallelism = (int32_t)(uint32_t)v;
+			break;
+		default:
+			rc = s_skip(s, f, wt, depth);
+		}
+		if (rc)
+			return rc;
+	}
+	return rc;
+}
+
+/* SubtaskStatistics {1 index, 2 ack ts, 3 stateSize, 4 status} */
+static int s_subtask_stats(struct srd *s, uint32_t endf, int depth,
+			   uint64_t *size)
+{
+	uint32_t f = 0;
+	uint64_t v = 0;
+	int wt = 0, rc;
+
+	while ((rc = s_next(s, endf, &f, &wt)) == 1) {
+		if (f >= 1 && f <= 4)
+			rc = s_getvar(s, wt, &v);
+		else
+			rc = s_skip(s, f, wt, depth);
+		if (rc)
+			return rc;
+		if (f == 3)
+			*size += v;
+	}
+	return rc;
+}
+
+/* TaskStatistics {1 vertex, 2 List stats, 3 boolean[], 4 acked, 5 latest} */
+static int s_task_stats(struct srd *s, uint32_t endf, int depth,
+			struct pstuff_taskstat *t)
+{
+	uint32_t f = 0, ef = 0;
+	uint64_t v = 0;
+	int wt = 0, ewt = 0, rc;
+
+	while ((rc = s_next(s, endf, &f, &wt)) == 1) {
+		switch (f) {
+		case 2:
+			if (wt != WT_SGROUP)
+				return -EPROTO;
+			if (s->mode == MODE_NOPRESERVE) {
+				t->subtasks++;
+				rc = s_subtask_stats(s, 2, depth + 1,
+						     &t->state_size);
+				break;
+			}
+			while ((rc = s_next(s, 2, &ef, &ewt)) == 1) {
+				if (ef == 1 && ewt == WT_SGROUP) {
+					t->subtasks++;
+					rc = s_subtask_stats(s, 1, depth + 2,
+							     &t->state_size);
+				} else if (ef == 1) {
+					rc = -EPROTO;
+				} else {
+					rc = s_skip(s, ef, ewt, depth + 1);
+				}
+				if (rc)
+					return rc;
+			}
+			break;
+		case 4:
+			rc = s_getvar(s, wt, &v);
+			t->acked = (int32_t)(uint32_t)v;
+			break;
+		default: /* 1 repeats the key; 3 and 5 are not shown */
+			rc = s_skip(s, f, wt, depth);
+		}
+		if (rc)
+			return rc;
+	}
+	return rc;
+}
+
+static int grow_to(void **arr, size_t n, size_t elem)
+{
+	void *p;
+
+	if (n % 16)
+		return 0;
+	p = realloc(*arr, (n + 16) * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	return 0;
+}
+
+/* One entry of taskStates (field 7) or taskStatistics (field 8). */
+static int s_map_entry(struct srd *s, uint32_t map)
+{
+	struct pstuff_summary *o = s->out;
+	struct pstuff_action a = {0};
+	struct pstuff_taskstat t = {0};
+	uint32_t f = 0;
+	uint64_t v = 0;
+	int wt = 0, rc;
+
+	while ((rc = s_next(s, 1, &f, &wt)) == 1) {
+		if (f == 1 && map == 7) {
+			rc = wt == WT_SGROUP ? s_action_key(s, 1, a.name,
+							    sizeof(a.name))
+					     : -EPROTO;
+		} else if (f == 1) {
+			rc = s_getvar(s, wt, &v);
+			t.vertex_id = (int64_t)v;
+		} else if (f == 2 && wt != WT_SGROUP) {
+			rc = -EPROTO;
+		} else if (f == 2 && map == 7) {
+			rc = s_action_state(s, 2, 3, &a);
+		} else if (f == 2) {
+			rc = s_task_stats(s, 2, 3, &t);
+		} else {
+			rc = s_skip(s, f, wt, 2);
+		}
+		if (rc)
+			return rc;
+	}
+	if (map == 7) {
+		if (o->n_actions < PSTUFF_SUM_MAX_ENT) {
+			if (grow_to((void **)&o->actions, o->n_actions,
+				    sizeof(a)))
+				return -ENOMEM;
+			o->actions[o->n_actions] = a;
+		}
+		o->n_actions++;
+	} else {
+		if (o->n_stats < PSTUFF_SUM_MAX_ENT) {
+			if (grow_to((void **)&o->stats, o->n_stats, sizeof(t)))
+				return -ENOMEM;
+			o->stats[o->n_stats] = t;
+		}
+		o->n_stats++;
+	}
+	return 0;
+}
+
+/* A CompletedCheckpoint up to s->end. */
+static int s_cc(struct srd *s)
+{
+	struct pstuff_ckpt *ck = &s->out->ck;
+	uint32_t f = 0, ef = 0;
+	uint64_t v = 0;
+	int wt = 0, ewt = 0, rc;
+
+	ck->table = 1;
+	while ((rc = s_next(s, 0, &f, &wt)) == 1) {
+		if (f <= 6 || f == 9) {
+			rc = s_getvar(s, wt, &v);
+			if (rc)
+				return rc;
+		}
+		switch (f) {
+		case 1:
+			ck->cc_job_id = (int64_t)v;
+			break;
+		case 2:
+			if (s->out->bare)
+				ck->pipeline_id = (int32_t)(uint32_t)v;
+			break;
+		case 3:
+			if (s->out->bare)
+				ck->checkpoint_id = (int64_t)v;
+			break;
+		case 4:
+			ck->trigger_ts = (int64_t)v;
+			break;
+		case 5:
+			ck->type_ordinal = (int)(int32_t)(uint32_t)v;
+			break;
+		case 6:
+			ck->completed_ts = (int64_t)v;
+			break;
+		case 7:
+		case 8:
+			if (wt != WT_SGROUP)
+				return -EPROTO;
+			while ((rc = s_next(s, f, &ef, &ewt)) == 1) {
+				if (ef == 1 && ewt == WT_SGROUP)
+					rc = s_map_entry(s, f);
+				else
+					rc = ef == 1 ? -EPROTO
+						     : s_skip(s, ef, ewt, 1);
+				if (rc)
+					return rc;
+			}
+			break;
+		case 9:
+			ck->is_restored = v != 0;
+			ck->table = 2;
+			break;
+		default:
+			rc = s_skip(s, f, wt, 0);
+		}
+		if (rc)
+			return rc;
+	}
+	return rc;
+}
+
+static void sum_reset(struct pstuff_summary *o, bool bare)
+{
+	free(o->actions);
+	free(o->stats);
+	*o = (struct pstuff_summary){.bare = bare};
+	ckpt_init(&o->ck);
+}
+
+/* One pass in one list mode. */
+static int s_decode(struct srd *s)
+{
+	struct pstuff_ckpt *ck = &s->out->ck;
+	uint32_t f = 0;
+	uint64_t v = 0, l;
+	bool any = false;
+	int wt = 0, rc;
+
+	if (s->out->bare) {
+		rc = s_cc(s);
+		if (!rc && !ck->table)
+			rc = -EPROTO;
+		if (!rc)
+			s->out->ck.has_states = true;
+		return rc;
+	}
+	while ((rc = s_next(s, 0, &f, &wt)) == 1) {
+		any = true;
+		switch (f) {
+		case 1:
+			rc = wt == WT_LEN ? s_len(s, &l) : -EPROTO;
+			if (!rc)
+				rc = s_copy_str(s, l, ck->job_id,
+						sizeof(ck->job_id));
+			break;
+		case 2:
+		case 3:
+			rc = s_getvar(s, wt, &v);
+			if (f == 2)
+				ck->pipeline_id = (int32_t)(uint32_t)v;
+			else
+				ck->checkpoint_id = (int64_t)v;
+			break;
+		case 4: {
+			uint64_t outer_end = s->end;
+
+			rc = wt == WT_LEN ? s_len(s, &l) : -EPROTO;
+			if (rc)
+				break;
+			/* a repeated field 4: the last one wins, as in
+			 * protostuff's merge */
+			s->out->n_actions = s->out->n_stats = 0;
+			ck->states_len = l;
+			s->end = s->pos + l;
+			rc = s_cc(s);
+			if (!rc && s->pos != s->end)
+				rc = -EPROTO;
+			s->end = outer_end;
+			ck->has_states = true;
+			break;
+		}
+		default:
+			rc = s_skip(s, f, wt, 0);
+		}
+		if (rc)
+			return rc;
+	}
+	if (!rc && (!any || !ck->has_states))
+		rc = -EPROTO; /* a checkpoint file always holds its states */
+	return rc;
+}
+
+int pstuff_summarize(pstuff_read_fn rd, void *cookie, uint64_t size,
+		     size_t window, bool bare, struct pstuff_summary *out)
+{
+	struct srd s = {.rd = rd, .cookie = cookie, .size = size};
+	uint64_t reads = 0, bytes = 0;
+	int rc = -EPROTO;
+
+	if (!out || !rd || window < 64)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	s.cap = window;
+	s.win = malloc(window);
+	if (!s.win)
+		return -ENOMEM;
+	for (int m = MODE_PRESERVE; m <= MODE_NOPRESERVE; m++) {
+		sum_reset(out, bare);
+		s.mode = (enum list_mode)m;
+		s.out = out;
+		s.pos = 0;
+		s.end = size;
+		rc = s_decode(&s);
+		reads += out->reads;
+		bytes += out->read_bytes;
+		if (rc != -EPROTO && rc != -ENODATA)
+			break; /* done, or a read error: no second try */
+	}
+	free(s.win);
+	if (rc)
+		sum_reset(out, bare);
+	out->reads = reads;
+	out->read_bytes = bytes;
+	if (rc)
+		return api_err(rc);
+	ckpt_finish_type(&out->ck);
+	return 0;
+}
+
+struct mem_src {
+	const uint8_t *p;
+	size_t n;
+};
+
+static ssize_t mem_src_read(void *cookie, void *buf, size_t len, uint64_t off)
+{
+	const struct mem_src *m = cookie;
+
+	if (off >= m->n)
+		return 0;
+	if (len > m->n - off)
+		len = (size_t)(m->n - off);
+	memcpy(buf, m->p + off, len);
+	return (ssize_t)len;
+}
+
+int pstuff_summarize_mem(const uint8_t *p, size_t n, bool bare,
+			 struct pstuff_summary *out)
+{
+	struct mem_src m = {.p = p, .n = n};
+
+	if (!p && n)
+		return -EINVAL;
+	return pstuff_summarize(mem_src_read, &m, n, 4096, bare, out);
+}
+
+void pstuff_summary_free(struct pstuff_summary *s)
+{
+	if (!s)
+		return;
+	free(s->actions);
+	free(s->stats);
+	memset(s, 0, sizeof(*s));
+}
+
 /* ---- WAL */
 
 static uint32_t le32(const uint8_t *b)

@@ -76,6 +76,63 @@ int pstuff_decode_ckpt_head(const uint8_t *head, size_t head_len,
  */
 int pstuff_ckpt_to_json(const uint8_t *p, size_t n, struct buf *out);
 
+/* ---- full CompletedCheckpoint summary (the `info` file) */
+
+#define PSTUFF_NAME_MAX	   255	/* bytes of an action name kept */
+#define PSTUFF_SUM_MAX_ENT 1024 /* actions / statistics entries kept */
+
+struct pstuff_action {
+	char name[PSTUFF_NAME_MAX + 1]; /* ActionStateKey.name, as written
+					 * (NUL-free: a NUL ends it) */
+	int32_t parallelism;		/* ActionState.parallelism */
+	uint32_t subtasks;		/* reported subtask states (the
+					 * non-null elements of subtaskStates) */
+	bool coordinator;		/* coordinatorState present */
+	uint64_t state_bytes; /* bytes of every state byte[] of the action:
+			       * its subtasks' and its coordinator's */
+};
+
+struct pstuff_taskstat {
+	int64_t vertex_id;   /* the taskStatistics map key */
+	int32_t acked;	     /* numAcknowledgedSubtasks */
+	uint32_t subtasks;   /* reported SubtaskStatistics */
+	uint64_t state_size; /* sum of their stateSize */
+};
+
+struct pstuff_summary {
+	struct pstuff_ckpt ck; /* ids, times, type, is_restored */
+	bool bare;	       /* decoded a bare CompletedCheckpoint */
+	size_t n_actions;      /* entries of taskStates (all of them) */
+	size_t n_stats;	       /* entries of taskStatistics (all of them) */
+	struct pstuff_action *actions; /* the first PSTUFF_SUM_MAX_ENT */
+	struct pstuff_taskstat *stats; /* the first PSTUFF_SUM_MAX_ENT */
+	uint64_t reads;		       /* read calls made (for tests/bench) */
+	uint64_t read_bytes;	       /* bytes they returned */
+};
+
+/* Reads up to len bytes at `off`: the count (0: end), or -errno. */
+typedef ssize_t (*pstuff_read_fn)(void *cookie, void *buf, size_t len,
+				  uint64_t off);
+
+/**
+ * Decode a whole checkpoint object of `size` bytes read through `rd`, in
+ * windows of `window` bytes (>= 64): the structure is read, every state
+ * byte[] is skipped by its length prefix without being read, so a
+ * checkpoint of large states costs a few windows, not its size.  `bare`:
+ * the object is a CompletedCheckpoint without the PipelineState envelope.
+ * Lists are read as SeaTunnel writes them (wrapping groups), else as
+ * 2.3.0's repeated fields.  0 and *out (free with pstuff_summary_free);
+ * -EPROTO when the bytes are not a checkpoint; -ENOMEM; rd's -errno (-EIO
+ * when the object is shorter than `size`).
+ */
+int pstuff_summarize(pstuff_read_fn rd, void *cookie, uint64_t size,
+		     size_t window, bool bare, struct pstuff_summary *out);
+/** pstuff_summarize() over bytes in memory. */
+int pstuff_summarize_mem(const uint8_t *p, size_t n, bool bare,
+			 struct pstuff_summary *out);
+/** Free what a summary holds (NULL-safe); *s is zeroed. */
+void pstuff_summary_free(struct pstuff_summary *s);
+
 /* ---- WAL */
 
 struct wal_record {

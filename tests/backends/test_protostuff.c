@@ -1066,6 +1066,362 @@ static void test_wal_summarize_stream_windows(void **state)
 	cuts_free(c, 3);
 }
 
+/* ---- pstuff_summarize: the `info` decode */
+
+static const struct pstuff_action *sum_action(const struct pstuff_summary *s,
+					      const char *name)
+{
+	for (size_t i = 0; i < s->n_actions; i++)
+		if (strcmp(s->actions[i].name, name) == 0)
+			return &s->actions[i];
+	return NULL;
+}
+
+/* bytes of the non-null hex strings of a JSON List<byte[]> */
+static uint64_t hex_list_bytes(json_t *list)
+{
+	uint64_t b = 0;
+	size_t i;
+	json_t *e;
+
+	json_array_foreach (list, i, e)
+		if (json_is_string(e))
+			b += strlen(json_string_value(e)) / 2;
+	return b;
+}
+
+/* Every fixture, checked against the Java read-back in expected.json. */
+static void test_summary_fixtures(void **state)
+{
+	json_t *exp = expected();
+
+	(void)state;
+	for (size_t f = 0; f < sizeof(ckpt_files) / sizeof(*ckpt_files); f++) {
+		json_t *c = json_object_get(json_object_get(exp, ckpt_files[f]),
+					    "content");
+		json_t *st = json_object_get(c, "states"), *e;
+		json_t *ts = json_object_get(st, "taskStates");
+		json_t *stats = json_object_get(st, "taskStatistics");
+		struct pstuff_summary s;
+		size_t n, i;
+		uint8_t *p = load(ckpt_files[f], &n);
+
+		assert_int_equal(pstuff_summarize_mem(p, n, false, &s), 0);
+		assert_string_equal(
+			s.ck.job_id,
+			json_string_value(json_object_get(c, "jobId")));
+		assert_int_equal(
+			s.ck.pipeline_id,
+			json_integer_value(json_object_get(c, "pipelineId")));
+		assert_int_equal(
+			s.ck.checkpoint_id,
+			json_integer_value(json_object_get(c, "checkpointId")));
+		assert_int_equal(s.ck.trigger_ts,
+				 json_integer_value(json_object_get(
+					 st, "triggerTimestamp")));
+		assert_int_equal(s.ck.completed_ts,
+				 json_integer_value(json_object_get(
+					 st, "completedTimestamp")));
+		assert_int_equal(
+			s.ck.type,
+			type_from_java_name(json_string_value(json_object_get(
+				json_object_get(st, "checkpointType"),
+				"name"))));
+		assert_int_equal(s.n_actions, json_array_size(ts));
+		json_array_foreach (ts, i, e) {
+			json_t *v = json_object_get(e, "value"), *sub, *co;
+			const char *name = json_string_value(json_object_get(
+				json_object_get(e, "key"), "name"));
+			const struct pstuff_action *a = sum_action(&s, name);
+			uint64_t bytes = 0, reported = 0;
+			size_t j;
+
+			assert_non_null(a);
+			assert_int_equal(a->parallelism,
+					 json_integer_value(json_object_get(
+						 v, "parallelism")));
+			json_array_foreach (json_object_get(v, "subtaskStates"),
+					    j, sub)
+				if (json_is_object(sub)) {
+					reported++;
+					bytes += hex_list_bytes(
+						json_object_get(sub, "state"));
+				}
+			co = json_object_get(v, "coordinatorState");
+			assert_int_equal(a->coordinator, co != NULL);
+			if (co)
+				bytes += hex_list_bytes(
+					json_object_get(co, "state"));
+			assert_int_equal(a->subtasks, reported);
+			assert_int_equal(a->state_bytes, bytes);
+		}
+		assert_int_equal(s.n_stats, json_array_size(stats));
+		json_array_foreach (stats, i, e) {
+			json_t *v = json_object_get(e, "value"), *ss;
+			json_int_t key =
+				json_integer_value(json_object_get(e, "key"));
+			uint64_t size = 0, reported = 0;
+			size_t j, k;
+
+			for (k = 0; k < s.n_stats; k++)
+				if (s.stats[k].vertex_id == key)
+					break;
+			assert_true(k < s.n_stats);
+			json_array_foreach (json_object_get(v, "subtaskStats"),
+					    j, ss)
+				if (json_is_object(ss)) {
+					reported++;
+					size += (uint64_t)json_integer_value(
+						json_object_get(ss,
+								"stateSize"));
+				}
+			assert_int_equal(
+				s.stats[k].acked,
+				json_integer_value(json_object_get(
+					v, "numAcknowledgedSubtasks")));
+			assert_int_equal(s.stats[k].subtasks, reported);
+			assert_int_equal(s.stats[k].state_size, size);
+		}
+		pstuff_summary_free(&s);
+		free(p);
+	}
+	json_decref(exp);
+}
+
+/* The engine's own bytes (upstream/README.md gives what they hold). */
+static void test_summary_upstream(void **state)
+{
+	static const char *const files[] = {
+		"upstream/legacy_v0_pipeline_state.ser",
+		"upstream/legacy_v0_completed_checkpoint.bin",
+	};
+	struct pstuff_summary s;
+	size_t n;
+	uint8_t *p;
+
+	(void)state;
+	for (int f = 0; f < 2; f++) {
+		p = load(files[f], &n);
+		assert_int_equal(pstuff_summarize_mem(p, n, f == 1, &s), 0);
+		if (f == 0)
+			assert_string_equal(s.ck.job_id, "733584788375093248");
+		assert_int_equal(s.ck.cc_job_id, 733584788375093248LL);
+		assert_int_equal(s.ck.pipeline_id, 0);
+		assert_int_equal(s.ck.checkpoint_id, 7);
+		assert_int_equal(s.ck.trigger_ts, 1748595600000LL);
+		assert_int_equal(s.ck.completed_ts, 1748595600123LL);
+		assert_int_equal(s.ck.type, CKPT_SAVEPOINT);
+		assert_int_equal(s.n_actions, 1);
+		assert_string_equal(s.actions[0].name,
+				    "ActionStateKey - fake-source");
+		assert_int_equal(s.actions[0].parallelism, 2);
+		assert_int_equal(s.actions[0].subtasks, 1); /* 1 is null */
+		assert_true(s.actions[0].coordinator);
+		assert_int_equal(s.actions[0].state_bytes,
+				 6); /* 010203 090807 */
+		assert_int_equal(s.n_stats, 1);
+		assert_int_equal(s.stats[0].vertex_id, 0);
+		assert_int_equal(s.stats[0].acked, 1);
+		assert_int_equal(s.stats[0].state_size, 42);
+		pstuff_summary_free(&s);
+		/* the envelope is not a bare checkpoint, and back */
+		assert_int_equal(pstuff_summarize_mem(p, n, f == 0, &s),
+				 -EPROTO);
+		free(p);
+	}
+	p = load("upstream/legacy_v0_completed_checkpoint_empty.bin", &n);
+	assert_int_equal(pstuff_summarize_mem(p, n, true, &s), 0);
+	assert_int_equal(s.ck.checkpoint_id, 8);
+	assert_int_equal(s.ck.type, CKPT_COMPLETED);
+	assert_true(s.ck.is_restored);
+	assert_int_equal(s.n_actions, 0);
+	assert_int_equal(s.n_stats, 0);
+	pstuff_summary_free(&s);
+	free(p);
+}
+
+struct win_src {
+	const uint8_t *p;
+	size_t n;
+	uint64_t bytes; /* returned */
+	int fail;	/* -errno every read returns, 0: none */
+};
+
+static ssize_t win_read(void *cookie, void *buf, size_t len, uint64_t off)
+{
+	struct win_src *w = cookie;
+
+	if (w->fail)
+		return w->fail;
+	if (off >= w->n)
+		return 0;
+	if (len > w->n - off)
+		len = w->n - off;
+	memcpy(buf, w->p + off, len);
+	w->bytes += len;
+	return (ssize_t)len;
+}
+
+static void summary_equal(const struct pstuff_summary *a,
+			  const struct pstuff_summary *b)
+{
+	assert_memory_equal(&a->ck, &b->ck, sizeof(a->ck));
+	assert_int_equal(a->n_actions, b->n_actions);
+	assert_int_equal(a->n_stats, b->n_stats);
+	if (a->n_actions)
+		assert_memory_equal(a->actions, b->actions,
+				    a->n_actions * sizeof(*a->actions));
+	if (a->n_stats)
+		assert_memory_equal(a->stats, b->stats,
+				    a->n_stats * sizeof(*a->stats));
+}
+
+/* Any window size gives the same summary; every truncation is -EPROTO. */
+static void test_summary_windows_and_truncation(void **state)
+{
+	(void)state;
+	for (size_t f = 0; f < sizeof(ckpt_files) / sizeof(*ckpt_files); f++) {
+		struct pstuff_summary whole, s;
+		size_t n;
+		uint8_t *p = load(ckpt_files[f], &n);
+
+		assert_int_equal(pstuff_summarize_mem(p, n, false, &whole), 0);
+		for (size_t w = 64; w < n + 10; w += 13) {
+			struct win_src src = {.p = p, .n = n};
+
+			assert_int_equal(pstuff_summarize(win_read, &src, n, w,
+							  false, &s),
+					 0);
+			summary_equal(&s, &whole);
+			pstuff_summary_free(&s);
+		}
+		for (size_t k = 0; k < n; k++) {
+			uint8_t *c = malloc(k ? k : 1);
+
+			memcpy(c, p, k);
+			assert_int_equal(pstuff_summarize_mem(c, k, false, &s),
+					 -EPROTO);
+			assert_int_equal(s.n_actions, 0);
+			free(c);
+		}
+		/* an object shorter than its listed size is -EIO */
+		{
+			struct win_src src = {.p = p, .n = n};
+
+			assert_int_equal(pstuff_summarize(win_read, &src, n + 5,
+							  64, false, &s),
+					 -EIO);
+		}
+		pstuff_summary_free(&whole);
+		free(p);
+	}
+}
+
+/* A tiny protostuff writer for hand-built checkpoints. */
+struct pw {
+	uint8_t *p;
+	size_t n;
+};
+
+static void pw_byte(struct pw *w, uint8_t b)
+{
+	w->p = realloc(w->p, w->n + 1);
+	assert_non_null(w->p);
+	w->p[w->n++] = b;
+}
+
+static void pw_var(struct pw *w, uint64_t v)
+{
+	while (v >= 0x80) {
+		pw_byte(w, (uint8_t)(v | 0x80));
+		v >>= 7;
+	}
+	pw_byte(w, (uint8_t)v);
+}
+
+static void pw_bytes(struct pw *w, uint32_t f, const void *b, size_t l)
+{
+	pw_var(w, (uint64_t)f << 3 | 2);
+	pw_var(w, l);
+	w->p = realloc(w->p, w->n + l + 1);
+	assert_non_null(w->p);
+	memcpy(w->p + w->n, b, l);
+	w->n += l;
+}
+
+/* The engine's shape, one action whose subtasks hold states of `big`
+ * bytes each: the summary reads the structure and steps over the states. */
+static void test_summary_skips_states(void **state)
+{
+	const size_t big = (size_t)4 << 20, par = 3;
+	const char *key = "ActionStateKey - pipeline-1 [Source[0]-Big]";
+	struct pw cc = {0}, ps = {0};
+	struct pstuff_summary s;
+	struct win_src src;
+	uint8_t *blob = calloc(1, big);
+
+	(void)state;
+	assert_non_null(blob);
+	pw_var(&cc, 0x08), pw_var(&cc, 42);		  /* jobId */
+	pw_var(&cc, 0x10), pw_var(&cc, 1);		  /* pipelineId */
+	pw_var(&cc, 0x18), pw_var(&cc, 9);		  /* checkpointId */
+	pw_var(&cc, 0x20), pw_var(&cc, 1730000000000ULL); /* trigger */
+	pw_var(&cc, 0x28), pw_var(&cc, 0);		  /* CHECKPOINT */
+	pw_var(&cc, 0x30), pw_var(&cc, 1730000001500ULL); /* completed */
+	pw_var(&cc, 0x3b);				  /* taskStates { */
+	pw_var(&cc, 0x0b);				  /* entry { */
+	pw_var(&cc, 0x0b), pw_bytes(&cc, 1, key, strlen(key)),
+		pw_var(&cc, 0x0c);
+	pw_var(&cc, 0x13); /* ActionState { */
+	pw_var(&cc, 0x0b), pw_bytes(&cc, 1, key, strlen(key)),
+		pw_var(&cc, 0x0c);
+	pw_var(&cc, 0x13); /* subtaskStates list { */
+	for (size_t i = 0; i < par; i++) {
+		pw_var(&cc, 0x0b); /* element */
+		pw_var(&cc, 0x0b), pw_bytes(&cc, 1, key, strlen(key));
+		pw_var(&cc, 0x0c);
+		pw_var(&cc, 0x10), pw_var(&cc, i);
+		pw_var(&cc, 0x1b), pw_bytes(&cc, 1, blob, big);
+		pw_var(&cc, 0x1c);
+		pw_var(&cc, 0x0c);
+	}
+	pw_var(&cc, 0x14);
+	pw_var(&cc, 0x20), pw_var(&cc, par);  /* parallelism */
+	pw_var(&cc, 0x14);		      /* } ActionState */
+	pw_var(&cc, 0x0c);		      /* } entry */
+	pw_var(&cc, 0x3c);		      /* } taskStates */
+	pw_var(&cc, 0x43), pw_var(&cc, 0x44); /* taskStatistics {} */
+	pw_var(&cc, 0x48), pw_var(&cc, 0);    /* isRestored */
+	pw_bytes(&ps, 1, "42", 2);
+	pw_var(&ps, 0x10), pw_var(&ps, 1);
+	pw_var(&ps, 0x18), pw_var(&ps, 9);
+	pw_bytes(&ps, 4, cc.p, cc.n);
+
+	src = (struct win_src){.p = ps.p, .n = ps.n};
+	assert_int_equal(
+		pstuff_summarize(win_read, &src, ps.n, 4096, false, &s), 0);
+	assert_int_equal(s.ck.checkpoint_id, 9);
+	assert_int_equal(s.ck.completed_ts - s.ck.trigger_ts, 1500);
+	assert_int_equal(s.n_actions, 1);
+	assert_int_equal(s.actions[0].subtasks, par);
+	assert_int_equal(s.actions[0].parallelism, par);
+	assert_int_equal(s.actions[0].state_bytes, par * big);
+	/* a few windows, not the 12 MiB */
+	assert_true(src.bytes <= (par + 2) * 4096);
+	assert_true(s.reads <= par + 2);
+	pstuff_summary_free(&s);
+
+	/* a read error is returned as is, and not retried as the 2.3.0 form */
+	src = (struct win_src){.p = ps.p, .n = ps.n, .fail = -ETIMEDOUT};
+	assert_int_equal(
+		pstuff_summarize(win_read, &src, ps.n, 4096, false, &s),
+		-ETIMEDOUT);
+	assert_int_equal(s.reads, 1);
+	free(cc.p);
+	free(ps.p);
+	free(blob);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1080,6 +1436,10 @@ int main(void)
 		cmocka_unit_test(test_ckpt_to_json_fixtures),
 		cmocka_unit_test(test_ckpt_to_json_old_table_and_errors),
 		cmocka_unit_test(test_decode_ckpt_upstream_fixtures),
+		cmocka_unit_test(test_summary_fixtures),
+		cmocka_unit_test(test_summary_upstream),
+		cmocka_unit_test(test_summary_windows_and_truncation),
+		cmocka_unit_test(test_summary_skips_states),
 		cmocka_unit_test(test_wal_walk_fixtures),
 		cmocka_unit_test(test_wal_walk_keys_and_values),
 		cmocka_unit_test(test_wal_walk_hostile),

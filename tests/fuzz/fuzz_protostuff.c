@@ -2,7 +2,8 @@
  * Fuzz the checkpoint decoders: the full decode, the head decode on every
  * prefix length the input suggests, and the JSON view.  Cross-checks: the
  * head decode of the whole input agrees with the full decode, and a JSON
- * view that succeeds is valid JSON.
+ * view that succeeds is valid JSON.  The `info` summary, whole and in
+ * small windows, must agree with itself and with the full decode's ids.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,6 +14,24 @@
 #include "model/protostuff.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct fz_src {
+	const uint8_t *p;
+	size_t n;
+};
+
+/* windows copied out, so ASan sees a read past the object */
+static ssize_t fz_read(void *cookie, void *buf, size_t len, uint64_t off)
+{
+	const struct fz_src *s = cookie;
+
+	if (off >= s->n)
+		return 0;
+	if (len > s->n - off)
+		len = (size_t)(s->n - off);
+	memcpy(buf, s->p + off, len);
+	return (ssize_t)len;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -54,5 +73,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		json_decref(j);
 	}
 	buf_release(&b);
+
+	for (int bare = 0; bare < 2; bare++) {
+		struct pstuff_summary s1, s2;
+		struct fz_src src = {.p = data, .n = size};
+		int r1 = pstuff_summarize_mem(data, size, bare, &s1);
+		int r2 = pstuff_summarize(fz_read, &src, size, 64, bare, &s2);
+
+		if (r1 != r2)
+			abort();
+		if (!r1 &&
+		    (s1.n_actions != s2.n_actions || s1.n_stats != s2.n_stats ||
+		     memcmp(&s1.ck, &s2.ck, sizeof(s1.ck)) != 0))
+			abort();
+		if (!r1 && !bare && !rc_full &&
+		    (s1.ck.pipeline_id != full.pipeline_id ||
+		     s1.ck.checkpoint_id != full.checkpoint_id))
+			abort();
+		pstuff_summary_free(&s1);
+		pstuff_summary_free(&s2);
+	}
 	return 0;
 }
