@@ -163,6 +163,34 @@ def start_time(state, create_ms):
     return fmt_time(create_ms + 1000 * (1 + create_ms % 29))
 
 
+def info_record(jid, name, cp):
+    """What checkpoints/<cid>/info shows of a .ser (README "Checkpoint
+    info"), from the CompletedCheckpoint the generator encoded."""
+    acts = []
+    for e in cp["taskStates"]:
+        v = e["value"]
+        subs = [x for x in v["subtaskStates"] if x is not None]
+        co = v["coordinatorState"]
+        nbytes = sum(len(b) for x in subs for b in x["state"] if b is not None)
+        if co is not None:
+            nbytes += sum(len(b) for b in co["state"] if b is not None)
+        acts.append({"name": e["key"]["name"][len("ActionStateKey - "):],
+                     "parallelism": v["parallelism"], "subtasks": len(subs),
+                     "coordinator": co is not None, "state_bytes": nbytes})
+    tasks = [{"vertex": e["key"],
+              "acknowledged": e["value"]["numAcknowledgedSubtasks"],
+              "subtasks": len([x for x in e["value"]["subtaskStats"] if x]),
+              "state_size": sum(x["stateSize"] for x in e["value"]["subtaskStats"] if x)}
+             for e in cp["taskStatistics"]]
+    return {"job": jid, "object": name, "pipeline": cp["pipelineId"],
+            "checkpoint": cp["checkpointId"],
+            "type": {0: "checkpoint", 1: "schema-change-before-point",
+                     2: "schema-change-after-point", 3: "savepoint"}[cp["checkpointType"]],
+            "trigger_ms": cp["triggerTimestamp"],
+            "completed_ms": cp["completedTimestamp"],
+            "actions": acts, "tasks": tasks}
+
+
 class Gen:
     def __init__(self, a):
         self.a = a
@@ -181,6 +209,7 @@ class Gen:
         self.next_id = 900000000000000000 + self.rng.randrange(10 ** 15)
         self.nfiles = 0
         self.tiny_done = False
+        self.info_recs = []  # --info-out: what each .ser holds
 
     # ------------------------------------------------------------ helpers
     def new_id(self):
@@ -407,6 +436,8 @@ class Gen:
                 name = "%d-%d-%d-%d.ser" % (wts, self.rng.randrange(1000), pid, cid)
                 self.write(os.path.join(jdir, name), body, wts, crc=True)
                 files.append(name)
+                if self.a.info_out:
+                    self.info_recs.append(info_record(str(jid), name, cp))
             pinfo = {"ser": files, "latest": files[-1], "savepoint": savepoint_newest}
             if old_sp is not None:
                 pinfo["restored_savepoint"] = files[old_sp - first_cid]
@@ -837,6 +868,9 @@ def main(argv=None):
                     help="write Hadoop .<name>.crc sidecars beside .ser/.sertmp")
     ap.add_argument("--version", default="2.3", choices=("2.3", "3"),
                     help="engine line of the scenario (default 2.3)")
+    ap.add_argument("--info-out", default=None,
+                    help="write what every .ser holds, as its checkpoints/<cid>/info "
+                         "shows it, to this JSON-lines file (for tests)")
     a = ap.parse_args(argv)
     if a.now_ms is None:
         a.now_ms = int(time.time() * 1000)
@@ -847,6 +881,10 @@ def main(argv=None):
     g = Gen(a)
     t = time.time()
     g.run()
+    if a.info_out:
+        with open(a.info_out, "w") as f:
+            for r in g.info_recs:
+                f.write(json.dumps(r, sort_keys=True) + "\n")
     print("genstate: %d jobs, %d orphans, %d files in %.1fs -> %s"
           % (len(g.jobs), len(g.orphans), g.nfiles, time.time() - t, a.out))
     return 0

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "util/log.h"
 #include "util/pcache.h"
 #include "model/protostuff.h"
@@ -28,7 +30,9 @@ struct ck_entry {
 struct ckinfo_table {
 	pthread_mutex_t lock;
 	struct ck_entry *bucket[CK_BUCKETS]; /* protected by lock */
+	struct ck_sum *sbucket[CK_BUCKETS];  /* summaries; protected by lock */
 	int fd;		       /* the persistent cache, appended to; -1: none */
+	int sfd;	       /* the persistent summary cache; -1: none */
 	int64_t fail_until_ms; /* protected by lock; no header read before
 				* (mono ms): one timed out, see ckinfo_type */
 };
@@ -50,12 +54,15 @@ struct ckinfo_table *ckinfo_new(void)
 	if (t) {
 		pthread_mutex_init(&t->lock, NULL);
 		t->fd = -1;
+		t->sfd = -1;
 	}
 	return t;
 }
 
 static void ck_insert(struct ckinfo_table *t, const char *key, uint64_t size,
 		      int64_t mtime_ns, int type);
+static void sum_free_all(struct ckinfo_table *t);
+static void sum_load(struct ckinfo_table *t, const char *path);
 
 void ckinfo_free(struct ckinfo_table *t)
 {
@@ -70,8 +77,11 @@ void ckinfo_free(struct ckinfo_table *t)
 			free(e);
 		}
 	}
+	sum_free_all(t);
 	if (t->fd >= 0)
 		close(t->fd);
+	if (t->sfd >= 0)
+		close(t->sfd);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
@@ -128,6 +138,10 @@ int ckinfo_persist(struct ckinfo_table *t, const char *state_dir,
 		fclose(f);
 	}
 	t->fd = fd;
+	/* the summaries beside it */
+	snprintf(path, sizeof(path), "%s/ckinfo-%016" PRIx64 ".summary",
+		 state_dir, pcache_hash(uri));
+	sum_load(t, path);
 	return 0;
 }
 
@@ -207,13 +221,29 @@ static void ck_insert(struct ckinfo_table *t, const char *key, uint64_t size,
 	pthread_mutex_unlock(&t->lock);
 }
 
+/* Remember a known type, in memory and (across mounts) in state_dir. */
+static void ck_remember(struct ckinfo_table *t, const struct cat_obj *o,
+			int type)
+{
+	char line[4300];
+	int n;
+
+	ck_insert(t, o->key, o->size, o->mtime_ns, type);
+	if (t->fd >= 0) {
+		n = snprintf(line, sizeof(line),
+			     "%d %" PRIu64 " %" PRId64 " %s\n", type, o->size,
+			     o->mtime_ns, o->key);
+		if (n > 0 && (size_t)n < sizeof(line) &&
+		    write(t->fd, line, (size_t)n) != n)
+			log_debug("ckinfo cache: short write");
+	}
+}
+
 int ckinfo_type(struct stfs *fs, const struct cat_obj *o)
 {
 	struct ckinfo_table *t = fs->ck;
 	size_t b;
 	int type;
-	char line[4300];
-	int n;
 	int read_err = 0;
 
 	/* a .crc sidecar holds checksums: its type is its object's */
@@ -243,17 +273,324 @@ int ckinfo_type(struct stfs *fs, const struct cat_obj *o)
 	 * (callers count unknown as protected meanwhile) */
 	if (type == CKPT_TYPE_UNKNOWN)
 		return type;
-	ck_insert(t, o->key, o->size, o->mtime_ns, type);
-	/* remember decoded types across mounts */
-	if (t->fd >= 0) {
-		n = snprintf(line, sizeof(line),
-			     "%d %" PRIu64 " %" PRId64 " %s\n", type, o->size,
-			     o->mtime_ns, o->key);
-		if (n > 0 && (size_t)n < sizeof(line) &&
-		    write(t->fd, line, (size_t)n) != n)
-			log_debug("ckinfo cache: short write");
-	}
+	ck_remember(t, o, type);
 	return type;
+}
+
+/* ---- full summaries (the `info` file and the pipeline status) */
+
+#define CK_WINDOW ((size_t)64 << 10)
+
+struct ck_sum {
+	char *key;
+	uint64_t size;
+	int64_t mtime_ns;
+	struct pstuff_summary s;
+	struct ck_sum *next;
+};
+
+static const struct pstuff_summary *
+sum_lookup(struct ckinfo_table *t, const struct cat_obj *o, size_t b)
+{
+	const struct pstuff_summary *s = NULL;
+
+	pthread_mutex_lock(&t->lock);
+	for (struct ck_sum *e = t->sbucket[b]; e; e = e->next) {
+		if (e->size == o->size && e->mtime_ns == o->mtime_ns &&
+		    strcmp(e->key, o->key) == 0) {
+			s = &e->s;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+	return s;
+}
+
+/* Takes over *s on success; the entry lives until ckinfo_free. */
+static const struct pstuff_summary *sum_insert(struct ckinfo_table *t,
+					       const char *key, uint64_t size,
+					       int64_t mtime_ns,
+					       struct pstuff_summary *s)
+{
+	size_t b = pcache_hash(key) % CK_BUCKETS;
+	struct ck_sum *e = calloc(1, sizeof(*e));
+
+	if (!e || !(e->key = strdup(key))) {
+		free(e);
+		return NULL;
+	}
+	e->size = size;
+	e->mtime_ns = mtime_ns;
+	e->s = *s;
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_lock(&t->lock);
+	e->next = t->sbucket[b];
+	t->sbucket[b] = e;
+	pthread_mutex_unlock(&t->lock);
+	return &e->s;
+}
+
+static void sum_free_all(struct ckinfo_table *t)
+{
+	for (size_t i = 0; i < CK_BUCKETS; i++) {
+		struct ck_sum *e = t->sbucket[i], *next;
+
+		for (; e; e = next) {
+			next = e->next;
+			pstuff_summary_free(&e->s);
+			free(e->key);
+			free(e);
+		}
+	}
+}
+
+/* Strings go to the cache file as hex: keys and action names may be any
+ * bytes, JSON wants UTF-8. */
+static json_t *hex_str(const char *s)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t n = strlen(s);
+	char *h = malloc(2 * n + 1);
+	json_t *j;
+
+	if (!h)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		h[2 * i] = digits[(unsigned char)s[i] >> 4];
+		h[2 * i + 1] = digits[(unsigned char)s[i] & 15];
+	}
+	h[2 * n] = '\0';
+	j = json_string(h);
+	free(h);
+	return j;
+}
+
+/* 0, or -1 when `j` is not hex of at most cap-1 NUL-free bytes */
+static int unhex_str(json_t *j, char *out, size_t cap)
+{
+	const char *h = json_string_value(j);
+	size_t n = h ? strlen(h) : 1;
+
+	if (n % 2 || n / 2 >= cap)
+		return -1;
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned v;
+
+		if (sscanf(h + 2 * i, "%2x", &v) != 1 || !v)
+			return -1;
+		out[i] = (char)v;
+	}
+	out[n / 2] = '\0';
+	return 0;
+}
+
+static void sum_persist(struct ckinfo_table *t, const char *key, uint64_t size,
+			int64_t mtime_ns, const struct pstuff_summary *s)
+{
+	const struct pstuff_ckpt *c = &s->ck;
+	json_t *acts = json_array(), *stats = json_array(), *j;
+	size_t na = s->n_actions < PSTUFF_SUM_MAX_ENT ? s->n_actions
+						      : PSTUFF_SUM_MAX_ENT;
+	size_t ns = s->n_stats < PSTUFF_SUM_MAX_ENT ? s->n_stats
+						    : PSTUFF_SUM_MAX_ENT;
+	char *line;
+
+	if (t->sfd < 0 || !acts || !stats) {
+		json_decref(acts);
+		json_decref(stats);
+		return;
+	}
+	for (size_t i = 0; i < na; i++) {
+		const struct pstuff_action *a = &s->actions[i];
+
+		json_array_append_new(
+			acts,
+			json_pack("[o,i,I,b,I]", hex_str(a->name),
+				  (int)a->parallelism, (json_int_t)a->subtasks,
+				  a->coordinator, (json_int_t)a->state_bytes));
+	}
+	for (size_t i = 0; i < ns; i++) {
+		const struct pstuff_taskstat *x = &s->stats[i];
+
+		json_array_append_new(
+			stats, json_pack("[I,i,I,I]", (json_int_t)x->vertex_id,
+					 (int)x->acked, (json_int_t)x->subtasks,
+					 (json_int_t)x->state_size));
+	}
+	j = json_pack("{s:o,s:I,s:I,s:o,s:i,s:I,s:I,s:I,s:I,s:i,s:i,s:i,s:b,"
+		      "s:I,s:I,s:o,s:I,s:o}",
+		      "k", hex_str(key), "s", (json_int_t)size, "m",
+		      (json_int_t)mtime_ns, "j", hex_str(c->job_id), "p",
+		      (int)c->pipeline_id, "c", (json_int_t)c->checkpoint_id,
+		      "J", (json_int_t)c->cc_job_id, "t",
+		      (json_int_t)c->trigger_ts, "d",
+		      (json_int_t)c->completed_ts, "o", c->type_ordinal, "b",
+		      c->table, "y", c->type, "r", c->is_restored, "l",
+		      (json_int_t)c->states_len, "na", (json_int_t)s->n_actions,
+		      "A", acts, "ns", (json_int_t)s->n_stats, "S", stats);
+	if (!j)
+		return;
+	line = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	if (line) {
+		size_t n = strlen(line);
+
+		line[n] = '\n'; /* replaces the NUL: written with its length */
+		if (write(t->sfd, line, n + 1) != (ssize_t)(n + 1))
+			log_debug("ckinfo summary cache: short write");
+		free(line);
+	}
+}
+
+#define JI(o, k) json_integer_value(json_object_get(o, k))
+
+/* One line of the summary cache file into the table; bad lines are
+ * skipped (the object is decoded again when asked). */
+static void sum_load_line(struct ckinfo_table *t, const char *line)
+{
+	json_t *j = json_loads(line, 0, NULL), *e;
+	struct pstuff_summary s = {0};
+	char key[4096];
+	size_t i;
+
+	if (!j)
+		return;
+	if (unhex_str(json_object_get(j, "k"), key, sizeof(key)) ||
+	    unhex_str(json_object_get(j, "j"), s.ck.job_id,
+		      sizeof(s.ck.job_id)) ||
+	    !json_is_array(json_object_get(j, "A")) ||
+	    !json_is_array(json_object_get(j, "S")) || JI(j, "y") < 0 ||
+	    JI(j, "y") > CKPT_TYPE_UNKNOWN)
+		goto out;
+	s.ck.pipeline_id = (int32_t)JI(j, "p");
+	s.ck.checkpoint_id = JI(j, "c");
+	s.ck.cc_job_id = JI(j, "J");
+	s.ck.trigger_ts = JI(j, "t");
+	s.ck.completed_ts = JI(j, "d");
+	s.ck.type_ordinal = (int)JI(j, "o");
+	s.ck.table = (int)JI(j, "b");
+	s.ck.type = (int)JI(j, "y");
+	s.ck.is_restored = json_is_true(json_object_get(j, "r"));
+	s.ck.states_len = (uint64_t)JI(j, "l");
+	s.ck.has_states = true;
+	s.n_actions = (size_t)JI(j, "na");
+	s.n_stats = (size_t)JI(j, "ns");
+	if (json_array_size(json_object_get(j, "A")) !=
+		    (s.n_actions < PSTUFF_SUM_MAX_ENT ? s.n_actions
+						      : PSTUFF_SUM_MAX_ENT) ||
+	    json_array_size(json_object_get(j, "S")) !=
+		    (s.n_stats < PSTUFF_SUM_MAX_ENT ? s.n_stats
+						    : PSTUFF_SUM_MAX_ENT))
+		goto out;
+	s.actions = calloc(json_array_size(json_object_get(j, "A")) + 1,
+			   sizeof(*s.actions));
+	s.stats = calloc(json_array_size(json_object_get(j, "S")) + 1,
+			 sizeof(*s.stats));
+	if (!s.actions || !s.stats)
+		goto out;
+	json_array_foreach (json_object_get(j, "A"), i, e) {
+		struct pstuff_action *a = &s.actions[i];
+
+		if (json_array_size(e) != 5 ||
+		    unhex_str(json_array_get(e, 0), a->name, sizeof(a->name)))
+			goto out;
+		a->parallelism =
+			(int32_t)json_integer_value(json_array_get(e, 1));
+		a->subtasks =
+			(uint32_t)json_integer_value(json_array_get(e, 2));
+		a->coordinator = json_is_true(json_array_get(e, 3));
+		a->state_bytes =
+			(uint64_t)json_integer_value(json_array_get(e, 4));
+	}
+	json_array_foreach (json_object_get(j, "S"), i, e) {
+		struct pstuff_taskstat *x = &s.stats[i];
+
+		if (json_array_size(e) != 4)
+			goto out;
+		x->vertex_id = json_integer_value(json_array_get(e, 0));
+		x->acked = (int32_t)json_integer_value(json_array_get(e, 1));
+		x->subtasks =
+			(uint32_t)json_integer_value(json_array_get(e, 2));
+		x->state_size =
+			(uint64_t)json_integer_value(json_array_get(e, 3));
+	}
+	sum_insert(t, key, (uint64_t)JI(j, "s"), JI(j, "m"), &s);
+out:
+	pstuff_summary_free(&s);
+	json_decref(j);
+}
+
+static void sum_load(struct ckinfo_table *t, const char *path)
+{
+	FILE *f;
+	char *line = NULL;
+	size_t cap = 0;
+	int fd;
+
+	fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
+		  0600);
+	if (fd < 0)
+		return;
+	if (lseek(fd, 0, SEEK_END) > 4 * CK_FILE_MAX && ftruncate(fd, 0) != 0) {
+		close(fd);
+		return;
+	}
+	f = fdopen(dup(fd), "r");
+	if (f) {
+		rewind(f);
+		while (getline(&line, &cap, f) > 0)
+			sum_load_line(t, line);
+		free(line);
+		fclose(f);
+	}
+	t->sfd = fd;
+}
+
+struct ck_src {
+	struct backend *be;
+	const char *key;
+};
+
+static ssize_t ck_src_read(void *cookie, void *buf, size_t len, uint64_t off)
+{
+	const struct ck_src *c = cookie;
+
+	return be_read(c->be, c->key, buf, len, (off_t)off);
+}
+
+int ckinfo_summary(struct stfs *fs, const struct cat_obj *o,
+		   const struct pstuff_summary **out)
+{
+	struct ckinfo_table *t = fs->ck;
+	struct ck_src src = {.be = fs->ckpt, .key = o->key};
+	struct pstuff_summary s;
+	size_t b = pcache_hash(o->key) % CK_BUCKETS;
+	int rc;
+
+	*out = sum_lookup(t, o, b);
+	if (*out)
+		return 0;
+	if (ck_failing(t))
+		return -EAGAIN;
+	rc = pstuff_summarize(ck_src_read, &src, o->size, CK_WINDOW, false, &s);
+	if (rc == -ETIMEDOUT) {
+		/* as for the types: one deadline per walk, not per object */
+		pthread_mutex_lock(&t->lock);
+		t->fail_until_ms = mono_ms() + 2 * (int64_t)fs->conf.timeout_ms;
+		pthread_mutex_unlock(&t->lock);
+	}
+	if (rc) {
+		log_warn("%s: cannot summarise the checkpoint: %s", o->key,
+			 strerror(-rc));
+		return rc;
+	}
+	/* the type is known now too */
+	if (s.ck.type != CKPT_TYPE_UNKNOWN && ck_lookup(t, o, b) < 0)
+		ck_remember(t, o, s.ck.type);
+	sum_persist(t, o->key, o->size, o->mtime_ns, &s);
+	*out = sum_insert(t, o->key, o->size, o->mtime_ns, &s);
+	pstuff_summary_free(&s);
+	return *out ? 0 : -ENOMEM;
 }
 
 #define CK_THREADS 8

@@ -9,6 +9,7 @@
 #define STFS_CKINFO_H
 
 #include "model/catalog.h"
+#include "model/protostuff.h"
 #include "mount/mount.h"
 
 struct ckinfo_table *ckinfo_new(void);
@@ -38,5 +39,18 @@ int ckinfo_type(struct stfs *fs, const struct cat_obj *o);
  * follow are cache hits.  Best effort; blocks until done.
  */
 void ckinfo_prefetch_job(struct stfs *fs, const struct cat_job *cj);
+
+/**
+ * The full summary of real-layout object `o` (the `info` file): decoded
+ * once per object version (key, size, mtime) by pstuff_summarize() in
+ * windows of 64 KiB through fs->ckpt, which step over the states by their
+ * length prefixes, then remembered in memory and in state_dir beside the
+ * types (ckinfo_persist), so a later walk or mount reads nothing.  0 and
+ * *out (owned by the table: valid as long as fs); -EPROTO when the object
+ * does not decode; the store's -errno; -EAGAIN for two deadlines after a
+ * read timed out (as ckinfo_type).  A failure is not remembered.
+ */
+int ckinfo_summary(struct stfs *fs, const struct cat_obj *o,
+		   const struct pstuff_summary **out);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "model/ckinfo.h"
 #include "policy/delete.h"
 #include "backends/http.h"
 #include "model/protostuff.h"
@@ -404,13 +405,137 @@ int render_job_status(struct view *v, const struct job_view *jv,
 	return buf_printf(out, "\n%-12s%s\n", "deletable", vl);
 }
 
+const struct cat_obj *render_ckpt_object(const struct cat_ckpt *c)
+{
+	const struct cat_obj *best = NULL;
+
+	if (!c || c->doc)
+		return NULL;
+	for (size_t i = 0; i < c->n_objs; i++) {
+		const struct cat_obj *o = c->objs[i];
+
+		if (o->kind != CAT_REAL || o->rn.tmp || o->rn.crc)
+			continue;
+		/* duplicates of one id: the engine's own choice, the newest
+		 * write timestamp (strict >: the first in listing order) */
+		if (!best || o->rn.write_ts > best->rn.write_ts)
+			best = o;
+	}
+	return best;
+}
+
+/* "<label> <value>\n" with room for the longer labels of `info` */
+#define INFO_FMT "%-22s "
+
+static void info_time(struct buf *out, const char *label, int64_t ms)
+{
+	char t[64];
+
+	render_time_ms(ms, t, sizeof(t));
+	buf_printf(out, INFO_FMT "%s\n", label, ms > 0 ? t : "-");
+}
+
+int render_ckpt_info(struct view *v, const struct job_view *jv, int32_t pipe_id,
+		     const struct cat_ckpt *c, struct buf *out)
+{
+	static const char prefix[] = "ActionStateKey - ";
+	const struct cat_obj *o = render_ckpt_object(c);
+	const struct pstuff_summary *s;
+	const struct pstuff_ckpt *k;
+	uint64_t bytes = 0, size = 0, acked = 0;
+	char label[64];
+	int rc;
+
+	if (!o)
+		return -ENOENT;
+	rc = ckinfo_summary(v->fs, o, &s);
+	if (rc)
+		return rc == -EPROTO ? -EIO : rc;
+	k = &s->ck;
+	for (size_t i = 0; i < s->n_actions && i < PSTUFF_SUM_MAX_ENT; i++)
+		bytes += s->actions[i].state_bytes;
+	for (size_t i = 0; i < s->n_stats && i < PSTUFF_SUM_MAX_ENT; i++) {
+		size += s->stats[i].state_size;
+		acked += (uint64_t)(s->stats[i].acked > 0 ? s->stats[i].acked
+							  : 0);
+	}
+	/* the ids as the file holds them (the path's come from its name) */
+	buf_printf(out, INFO_FMT, "job");
+	textesc_append(out, k->job_id, strlen(k->job_id), 0);
+	buf_puts(out, "\n");
+	buf_printf(out, INFO_FMT "%" PRId32 "\n", "pipeline", k->pipeline_id);
+	buf_printf(out, INFO_FMT "%" PRId64 "\n", "checkpoint",
+		   k->checkpoint_id);
+	if (strcmp(k->job_id, jv->id) != 0 || k->pipeline_id != pipe_id ||
+	    k->checkpoint_id != c->id)
+		buf_printf(out, INFO_FMT "%s\n", "warning",
+			   "the ids in the file differ from its name");
+	buf_printf(out, INFO_FMT, "object");
+	textesc_append(out, o->name, strlen(o->name), 0);
+	buf_puts(out, "\n");
+	buf_printf(out, INFO_FMT "%s\n", "type", ckpt_type_name(k->type));
+	buf_printf(out, INFO_FMT "%s\n", "restore_point",
+		   c->restore_point ? "yes" : "no");
+	info_time(out, "triggered", k->trigger_ts);
+	info_time(out, "completed", k->completed_ts);
+	buf_printf(out, INFO_FMT "%" PRId64 "\n", "trigger_ms", k->trigger_ts);
+	buf_printf(out, INFO_FMT "%" PRId64 "\n", "completed_ms",
+		   k->completed_ts);
+	buf_printf(out, INFO_FMT "%" PRId64 "\n", "duration_ms",
+		   k->completed_ts - k->trigger_ts);
+	buf_printf(out, INFO_FMT "%" PRIu64 "\n", "size", o->size);
+	buf_printf(out, INFO_FMT "%zu\n", "actions", s->n_actions);
+	buf_printf(out, INFO_FMT "%" PRIu64 "\n", "state_bytes", bytes);
+	buf_printf(out, INFO_FMT "%zu\n", "tasks", s->n_stats);
+	buf_printf(out, INFO_FMT "%" PRIu64 "\n", "acknowledged", acked);
+	buf_printf(out, INFO_FMT "%" PRIu64 "\n", "state_size", size);
+	for (size_t i = 0; i < s->n_actions && i < PSTUFF_SUM_MAX_ENT; i++) {
+		const struct pstuff_action *a = &s->actions[i];
+		const char *name = a->name;
+
+		if (strncmp(name, prefix, sizeof(prefix) - 1) == 0)
+			name += sizeof(prefix) - 1;
+		snprintf(label, sizeof(label), "action.%zu.name", i);
+		buf_printf(out, INFO_FMT, label);
+		textesc_append(out, name, strlen(name), 0);
+		buf_puts(out, "\n");
+		snprintf(label, sizeof(label), "action.%zu.parallelism", i);
+		buf_printf(out, INFO_FMT "%" PRId32 "\n", label,
+			   a->parallelism);
+		snprintf(label, sizeof(label), "action.%zu.subtasks", i);
+		buf_printf(out, INFO_FMT "%" PRIu32 "\n", label, a->subtasks);
+		snprintf(label, sizeof(label), "action.%zu.coordinator", i);
+		buf_printf(out, INFO_FMT "%s\n", label,
+			   a->coordinator ? "yes" : "no");
+		snprintf(label, sizeof(label), "action.%zu.state_bytes", i);
+		buf_printf(out, INFO_FMT "%" PRIu64 "\n", label,
+			   a->state_bytes);
+	}
+	for (size_t i = 0; i < s->n_stats && i < PSTUFF_SUM_MAX_ENT; i++) {
+		const struct pstuff_taskstat *t = &s->stats[i];
+
+		snprintf(label, sizeof(label), "task.%zu.vertex", i);
+		buf_printf(out, INFO_FMT "%" PRId64 "\n", label, t->vertex_id);
+		snprintf(label, sizeof(label), "task.%zu.acknowledged", i);
+		buf_printf(out, INFO_FMT "%" PRId32 "\n", label, t->acked);
+		snprintf(label, sizeof(label), "task.%zu.subtasks", i);
+		buf_printf(out, INFO_FMT "%" PRIu32 "\n", label, t->subtasks);
+		snprintf(label, sizeof(label), "task.%zu.state_size", i);
+		buf_printf(out, INFO_FMT "%" PRIu64 "\n", label, t->state_size);
+	}
+	if (s->n_actions > PSTUFF_SUM_MAX_ENT ||
+	    s->n_stats > PSTUFF_SUM_MAX_ENT)
+		buf_printf(out, INFO_FMT "only the first %d shown\n", "note",
+			   PSTUFF_SUM_MAX_ENT);
+	return 0;
+}
+
 int render_pipe_status(struct view *v, const struct job_view *jv,
 		       int32_t pipe_id, const struct cat_pipe *p,
 		       struct buf *out)
 {
 	char t[64];
 
-	(void)v;
 	buf_printf(out, "%-12s%s\n", "job", jv->id);
 	buf_printf(out, "%-12s%d\n", "pipeline", pipe_id);
 	buf_printf(out, "%-12s%s (job state)\n", "state",
@@ -419,11 +544,23 @@ int render_pipe_status(struct view *v, const struct job_view *jv,
 		return buf_printf(out, "%-12s%s\n", "checkpoints", "none");
 	buf_printf(out, "%-12s%zu\n", "checkpoints", p->n_ckpts);
 	buf_printf(out, "%-12s%" PRId64 "\n", "restore", p->restore_ckpt);
-	buf_printf(out, "\n%-12s %-7s %-10s %-24s %-7s %s\n", "checkpoint",
-		   "objects", "bytes", "written", "layout", "role");
+	buf_printf(out, "\n%-12s %-7s %-10s %-24s %-7s %-10s %-9s %s\n",
+		   "checkpoint", "objects", "bytes", "written", "layout",
+		   "type", "duration", "role");
 	for (size_t i = 0; i < p->n_ckpts; i++) {
 		const struct cat_ckpt *c = &p->ckpts[i];
+		const struct cat_obj *o = render_ckpt_object(c);
+		const struct pstuff_summary *s = NULL;
+		char dur[32] = "-";
 		int64_t wts = 0;
+
+		/* type and duration from the checkpoint's summary (the one
+		 * `info` shows: decoded once per object version) */
+		if (o && ckinfo_summary(v->fs, o, &s))
+			s = NULL;
+		if (s)
+			snprintf(dur, sizeof(dur), "%" PRId64 "ms",
+				 s->ck.completed_ts - s->ck.trigger_ts);
 
 		for (size_t j = 0; j < c->n_objs; j++)
 			if (c->objs[j]->kind == CAT_REAL &&
@@ -431,13 +568,15 @@ int render_pipe_status(struct view *v, const struct job_view *jv,
 				wts = c->objs[j]->rn.write_ts;
 		render_time_ms(wts ? wts : c->newest_mtime_ns / 1000000, t,
 			       sizeof(t));
-		buf_printf(
-			out,
-			"%-12" PRId64 " %-7zu %-10" PRIu64 " %-24s %-7s %s\n",
-			c->id, c->n_objs, c->bytes, t, c->doc ? "doc" : "real",
-			c->restore_point ? "restore point"
-			: c->only_tmp	 ? "in flight"
-					 : "superseded");
+		buf_printf(out,
+			   "%-12" PRId64 " %-7zu %-10" PRIu64
+			   " %-24s %-7s %-10s %-9s %s\n",
+			   c->id, c->n_objs, c->bytes, t,
+			   c->doc ? "doc" : "real",
+			   s ? ckpt_type_name(s->ck.type) : "-", dur,
+			   c->restore_point ? "restore point"
+			   : c->only_tmp    ? "in flight"
+					    : "superseded");
 	}
 	return 0;
 }

@@ -611,6 +611,14 @@ static int resolve_job(struct view *v, struct node *n, char **c, int k)
 		return v->cat->err ? v->cat->err : -ENOENT;
 	n->kind = ND_CKPT;
 	n->group = OG_CKPT;
+	if (k >= 7 && strcmp(c[6], "info") == 0 &&
+	    render_ckpt_object(n->ckpt)) {
+		if (k > 7)
+			return -ENOTDIR;
+		n->kind = ND_PSEUDO;
+		n->pf = PF_CKPT_INFO;
+		return 0;
+	}
 	return resolve_group(n, c, 6, k);
 }
 
@@ -916,6 +924,12 @@ int tree_render(struct view *v, const struct node *n, struct buf *out,
 							  n->sub + 4, &o, out);
 			return imapsum_render(v->fs->imap, n->sub, &o, out);
 		}
+	case PF_CKPT_INFO: {
+		const struct cat_obj *o = render_ckpt_object(n->ckpt);
+
+		*mtime_s = o ? ns_to_s(o->mtime_ns) : jv->mtime_s;
+	}
+		return render_ckpt_info(v, jv, n->pipe_id, n->ckpt, out);
 	case PF_NONE:
 		break;
 	}
@@ -1393,6 +1407,10 @@ static int list_node(struct view *v, const char *path, const struct node *n,
 			emit(&l, "latest");
 		return 0;
 	case ND_CKPT:
+		if (render_ckpt_object(n->ckpt) && emit(&l, "info"))
+			return 0;
+		list_group(&l, node_group(n), "");
+		return 0;
 	case ND_OTHER:
 		list_group(&l, node_group(n), "");
 		return 0;

@@ -98,6 +98,7 @@ enum pseudo_file {
 	PF_PROM_ALL,
 	PF_IMAP_SUMMARY,
 	PF_IMAP_DOC_SUMMARY, /* imap/wal/<name>.summary (documented layout) */
+	PF_CKPT_INFO,	     /* checkpoints/<cid>/info */
 };
 
 /* which group of objects an ND_SUBDIR / ND_OBJ belongs to */
