@@ -279,6 +279,25 @@ int ckinfo_type(struct stfs *fs, const struct cat_obj *o)
 
 /* ---- full summaries (the `info` file and the pipeline status) */
 
+const struct cat_obj *ckinfo_ckpt_object(const struct cat_ckpt *c)
+{
+	const struct cat_obj *best = NULL;
+
+	if (!c || c->doc)
+		return NULL;
+	for (size_t i = 0; i < c->n_objs; i++) {
+		const struct cat_obj *o = c->objs[i];
+
+		if (o->kind != CAT_REAL || o->rn.tmp || o->rn.crc)
+			continue;
+		/* duplicates of one id: the engine's own choice, the newest
+		 * write timestamp (strict >: the first in listing order) */
+		if (!best || o->rn.write_ts > best->rn.write_ts)
+			best = o;
+	}
+	return best;
+}
+
 #define CK_WINDOW ((size_t)64 << 10)
 
 struct ck_sum {
@@ -568,6 +587,10 @@ int ckinfo_summary(struct stfs *fs, const struct cat_obj *o,
 	int rc;
 
 	*out = sum_lookup(t, o, b);
+	if (*out && !(*out)->ck.has_states) {
+		*out = NULL; /* this version does not decode (remembered) */
+		return -EPROTO;
+	}
 	if (*out)
 		return 0;
 	if (ck_failing(t))
@@ -582,6 +605,13 @@ int ckinfo_summary(struct stfs *fs, const struct cat_obj *o,
 	if (rc) {
 		log_warn("%s: cannot summarise the checkpoint: %s", o->key,
 			 strerror(-rc));
+		/* bytes that do not decode stay so for this version (objects
+		 * never change in place): remembered in memory, so a walk does
+		 * not read and log them again; a read error is not */
+		if (rc == -EPROTO) {
+			memset(&s, 0, sizeof(s));
+			sum_insert(t, o->key, o->size, o->mtime_ns, &s);
+		}
 		return rc;
 	}
 	/* the type is known now too */
@@ -599,24 +629,65 @@ struct prefetch {
 	struct stfs *fs;
 	const struct cat_obj **objs;
 	size_t n;
-	size_t next; /* atomic */
+	size_t next;  /* atomic */
+	bool summary; /* ckinfo_summary, else ckinfo_type */
 };
 
 static void *prefetch_worker(void *arg)
 {
 	struct prefetch *p = arg;
+	const struct pstuff_summary *s;
 	size_t i;
 
-	while ((i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED)) < p->n)
-		ckinfo_type(p->fs, p->objs[i]);
+	while ((i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED)) < p->n) {
+		if (p->summary)
+			(void)ckinfo_summary(p->fs, p->objs[i], &s);
+		else
+			ckinfo_type(p->fs, p->objs[i]);
+	}
 	return NULL;
+}
+
+/* Work through p->objs with a few threads against a remote store. */
+static void prefetch_run(struct prefetch *p)
+{
+	pthread_t t[CK_THREADS];
+	size_t nt = 0;
+
+	/* threads pay off against a remote store only */
+	if (p->n > 4 && strcmp(p->fs->ckpt->ops->name, "local") != 0)
+		for (; nt < CK_THREADS && nt < p->n / 2; nt++)
+			if (pthread_create(&t[nt], NULL, prefetch_worker, p))
+				break;
+	prefetch_worker(p); /* this thread helps, and finishes the rest */
+	for (size_t i = 0; i < nt; i++)
+		pthread_join(t[i], NULL);
+}
+
+void ckinfo_prefetch_pipe(struct stfs *fs, const struct cat_pipe *cp)
+{
+	struct prefetch p = {.fs = fs, .summary = true};
+
+	if (!cp || !cp->n_ckpts || strcmp(fs->ckpt->ops->name, "local") == 0)
+		return; /* one local read each: nothing to overlap */
+	p.objs = calloc(cp->n_ckpts, sizeof(*p.objs));
+	if (!p.objs)
+		return;
+	for (size_t i = 0; i < cp->n_ckpts; i++) {
+		const struct cat_obj *o = ckinfo_ckpt_object(&cp->ckpts[i]);
+
+		if (o &&
+		    !sum_lookup(fs->ck, o, pcache_hash(o->key) % CK_BUCKETS))
+			p.objs[p.n++] = o;
+	}
+	prefetch_run(&p);
+	free(p.objs);
 }
 
 void ckinfo_prefetch_job(struct stfs *fs, const struct cat_job *cj)
 {
 	struct prefetch p = {.fs = fs};
-	pthread_t t[CK_THREADS];
-	size_t cap = 0, nt = 0;
+	size_t cap = 0;
 
 	for (size_t i = 0; i < cj->n_pipes; i++)
 		for (size_t j = 0; j < cj->pipes[i].n_ckpts; j++)
@@ -638,13 +709,6 @@ void ckinfo_prefetch_job(struct stfs *fs, const struct cat_job *cj)
 					p.objs[p.n++] = o;
 			}
 		}
-	/* threads pay off against a remote store only */
-	if (p.n > 4 && strcmp(fs->ckpt->ops->name, "local") != 0)
-		for (; nt < CK_THREADS && nt < p.n / 2; nt++)
-			if (pthread_create(&t[nt], NULL, prefetch_worker, &p))
-				break;
-	prefetch_worker(&p); /* this thread helps, and finishes the rest */
-	for (size_t i = 0; i < nt; i++)
-		pthread_join(t[i], NULL);
+	prefetch_run(&p);
 	free(p.objs);
 }

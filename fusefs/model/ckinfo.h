@@ -40,6 +40,10 @@ int ckinfo_type(struct stfs *fs, const struct cat_obj *o);
  */
 void ckinfo_prefetch_job(struct stfs *fs, const struct cat_job *cj);
 
+/** The object a real-layout checkpoint's `info` describes (its newest
+ * .ser; no .sertmp, no .crc), or NULL (documented layout, in flight). */
+const struct cat_obj *ckinfo_ckpt_object(const struct cat_ckpt *c);
+
 /**
  * The full summary of real-layout object `o` (the `info` file): decoded
  * once per object version (key, size, mtime) by pstuff_summarize() in
@@ -48,9 +52,18 @@ void ckinfo_prefetch_job(struct stfs *fs, const struct cat_job *cj);
  * types (ckinfo_persist), so a later walk or mount reads nothing.  0 and
  * *out (owned by the table: valid as long as fs); -EPROTO when the object
  * does not decode; the store's -errno; -EAGAIN for two deadlines after a
- * read timed out (as ckinfo_type).  A failure is not remembered.
+ * read timed out (as ckinfo_type).  -EPROTO is remembered in memory for
+ * that version; a read error is not.
  */
 int ckinfo_summary(struct stfs *fs, const struct cat_obj *o,
 		   const struct pstuff_summary **out);
+
+/**
+ * Summarise, with a few threads, the checkpoints of pipeline `cp` not yet
+ * known, so that the ckinfo_summary() calls that follow (its status, its
+ * checkpoints' `info`) are hits.  Remote stores only (a local read is
+ * cheaper than a thread); best effort; blocks until done.
+ */
+void ckinfo_prefetch_pipe(struct stfs *fs, const struct cat_pipe *cp);
 
 #endif

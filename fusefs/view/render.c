@@ -405,25 +405,6 @@ int render_job_status(struct view *v, const struct job_view *jv,
 	return buf_printf(out, "\n%-12s%s\n", "deletable", vl);
 }
 
-const struct cat_obj *render_ckpt_object(const struct cat_ckpt *c)
-{
-	const struct cat_obj *best = NULL;
-
-	if (!c || c->doc)
-		return NULL;
-	for (size_t i = 0; i < c->n_objs; i++) {
-		const struct cat_obj *o = c->objs[i];
-
-		if (o->kind != CAT_REAL || o->rn.tmp || o->rn.crc)
-			continue;
-		/* duplicates of one id: the engine's own choice, the newest
-		 * write timestamp (strict >: the first in listing order) */
-		if (!best || o->rn.write_ts > best->rn.write_ts)
-			best = o;
-	}
-	return best;
-}
-
 /* "<label> <value>\n" with room for the longer labels of `info` */
 #define INFO_FMT "%-22s "
 
@@ -439,7 +420,7 @@ int render_ckpt_info(struct view *v, const struct job_view *jv, int32_t pipe_id,
 		     const struct cat_ckpt *c, struct buf *out)
 {
 	static const char prefix[] = "ActionStateKey - ";
-	const struct cat_obj *o = render_ckpt_object(c);
+	const struct cat_obj *o = ckinfo_ckpt_object(c);
 	const struct pstuff_summary *s;
 	const struct pstuff_ckpt *k;
 	uint64_t bytes = 0, size = 0, acked = 0;
@@ -544,18 +525,20 @@ int render_pipe_status(struct view *v, const struct job_view *jv,
 		return buf_printf(out, "%-12s%s\n", "checkpoints", "none");
 	buf_printf(out, "%-12s%zu\n", "checkpoints", p->n_ckpts);
 	buf_printf(out, "%-12s%" PRId64 "\n", "restore", p->restore_ckpt);
+	ckinfo_prefetch_pipe(v->fs, p);
 	buf_printf(out, "\n%-12s %-7s %-10s %-24s %-7s %-10s %-9s %s\n",
 		   "checkpoint", "objects", "bytes", "written", "layout",
 		   "type", "duration", "role");
 	for (size_t i = 0; i < p->n_ckpts; i++) {
 		const struct cat_ckpt *c = &p->ckpts[i];
-		const struct cat_obj *o = render_ckpt_object(c);
+		const struct cat_obj *o = ckinfo_ckpt_object(c);
 		const struct pstuff_summary *s = NULL;
 		char dur[32] = "-";
 		int64_t wts = 0;
 
 		/* type and duration from the checkpoint's summary (the one
-		 * `info` shows: decoded once per object version) */
+		 * `info` shows: decoded once per object version; prefetched
+		 * above) */
 		if (o && ckinfo_summary(v->fs, o, &s))
 			s = NULL;
 		if (s)

@@ -33,9 +33,6 @@ int render_job_status(struct view *v, const struct job_view *jv,
 int render_pipe_status(struct view *v, const struct job_view *jv,
 		       int32_t pipe_id, const struct cat_pipe *p,
 		       struct buf *out);
-/** The object a real-layout checkpoint's `info` describes (its newest
- * .ser; no .sertmp, no .crc), or NULL (documented layout, in flight). */
-const struct cat_obj *render_ckpt_object(const struct cat_ckpt *c);
 /** checkpoints/<cid>/info (README "Checkpoint info"); -ENOENT without an
  * object; -EIO when it does not decode; the store's -errno. */
 int render_ckpt_info(struct view *v, const struct job_view *jv, int32_t pipe_id,

@@ -612,7 +612,7 @@ static int resolve_job(struct view *v, struct node *n, char **c, int k)
 	n->kind = ND_CKPT;
 	n->group = OG_CKPT;
 	if (k >= 7 && strcmp(c[6], "info") == 0 &&
-	    render_ckpt_object(n->ckpt)) {
+	    ckinfo_ckpt_object(n->ckpt)) {
 		if (k > 7)
 			return -ENOTDIR;
 		n->kind = ND_PSEUDO;
@@ -925,7 +925,7 @@ int tree_render(struct view *v, const struct node *n, struct buf *out,
 			return imapsum_render(v->fs->imap, n->sub, &o, out);
 		}
 	case PF_CKPT_INFO: {
-		const struct cat_obj *o = render_ckpt_object(n->ckpt);
+		const struct cat_obj *o = ckinfo_ckpt_object(n->ckpt);
 
 		*mtime_s = o ? ns_to_s(o->mtime_ns) : jv->mtime_s;
 	}
@@ -1407,7 +1407,7 @@ static int list_node(struct view *v, const char *path, const struct node *n,
 			emit(&l, "latest");
 		return 0;
 	case ND_CKPT:
-		if (render_ckpt_object(n->ckpt) && emit(&l, "info"))
+		if (ckinfo_ckpt_object(n->ckpt) && emit(&l, "info"))
 			return 0;
 		list_group(&l, node_group(n), "");
 		return 0;

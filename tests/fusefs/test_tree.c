@@ -14,6 +14,7 @@
 
 #include "fakes/fake_backend.h"
 #include "fakes/fake_engine.h"
+#include "fakes/testutil.h"
 #include "util/jobid.h"
 #include "view/render.h"
 #include "mount/mount.h"
@@ -608,9 +609,153 @@ static void test_tree_removal_updates_catalog_in_place(void **state)
 	assert_string_equal(list(f, "/jobs"), "100 200 300 400 ");
 }
 
+/* checkpoints/<cid>/info over a real engine-shaped object (the protostuff
+ * fixture): listed only where a .ser is, exact size, decoded once; a store
+ * that times out is not asked again for two deadlines. */
+static int setup_info(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct backend *be;
+	char *p = NULL;
+	size_t n;
+
+	assert_non_null(f);
+	assert_int_equal(conf_init_defaults(&f->fs.conf), 0);
+	free(f->fs.conf.state_dir);
+	f->fs.conf.state_dir = NULL;
+	assert_int_equal(stfs_init(&f->fs), 0);
+	assert_int_equal(fake_be_open(&be), 0);
+	assert_int_equal(tu_load("tests/fixtures/protostuff/",
+				 "pipeline_state_checkpoint.ser", &p, &n),
+			 0);
+	assert_int_equal(
+		fake_be_add(be, "912345678901234567/1730001234600-1-1-7.ser", p,
+			    n, OLD_NS),
+		0);
+	assert_int_equal(
+		fake_be_add(be, "912345678901234567/1730001234700-1-1-8.ser", p,
+			    n, OLD_NS + 1),
+		0);
+	add(be, "912345678901234567/1730001234800-1-1-9.sertmp", OLD_NS + 2);
+	add(be, "912345678901234567/1730001234650-1-1-10.ser", OLD_NS);
+	add(be, "200/1/7/task-0/state-data", OLD_NS);
+	free(p);
+	f->fs.ckpt = be;
+	f->fs.engine = make_engine(0);
+	view_open(&f->fs, &f->v);
+	*state = f;
+	return 0;
+}
+
+static void test_tree_ckpt_info(void **state)
+{
+	struct fixture *f = *state;
+	const char *path =
+		"/jobs/912345678901234567/pipelines/1/checkpoints/7/info";
+	const char *path10 =
+		"/jobs/912345678901234567/pipelines/1/checkpoints/10/info";
+	struct pc_entry *e;
+	struct node nd;
+	struct stat st;
+	unsigned reads;
+
+	assert_string_equal(
+		list(f, "/jobs/912345678901234567/pipelines/1/checkpoints/7"),
+		"info 1730001234600-1-1-7.ser ");
+	/* documented layout and in-flight: no info */
+	assert_string_equal(list(f, "/jobs/200/pipelines/1/checkpoints/7"),
+			    "task-0 ");
+	assert_int_equal(
+		tree_resolve(&f->v, "/jobs/200/pipelines/1/checkpoints/7/info",
+			     &nd),
+		-ENOENT);
+	assert_int_equal(tree_resolve(&f->v, path, &nd), 0);
+	assert_int_equal(nd.kind, ND_PSEUDO);
+	assert_int_equal(tree_stat(&f->v, path, &nd, &st), 0);
+	assert_int_equal(tree_content(&f->v, path, &nd, &e), 0);
+	assert_int_equal(st.st_size, e->len);
+	/* the fixture's ids (checkpoint 7) and content */
+	assert_non_null(strstr(e->data, "\ncheckpoint             7\n"));
+	assert_non_null(
+		strstr(e->data, "\ntype                   checkpoint\n"));
+	assert_non_null(strstr(e->data, "\nrestore_point          no\n"));
+	assert_non_null(strstr(e->data, "\nduration_ms            567\n"));
+	assert_non_null(strstr(
+		e->data,
+		"\naction.0.name          pipeline-1 [Source[0]-FakeSource]\n"));
+	assert_non_null(strstr(e->data, "\naction.0.state_bytes   14\n"));
+	assert_non_null(strstr(e->data, "\nstate_size             4\n"));
+	/* its name says 7, the file says 7: no warning; 8 holds 7 inside */
+	assert_null(strstr(e->data, "warning"));
+	pcache_put(e);
+	assert_int_equal(
+		tree_resolve(
+			&f->v,
+			"/jobs/912345678901234567/pipelines/1/checkpoints/8/info",
+			&nd),
+		0);
+	assert_int_equal(
+		tree_content(
+			&f->v,
+			"/jobs/912345678901234567/pipelines/1/checkpoints/8/info",
+			&nd, &e),
+		0);
+	assert_non_null(strstr(e->data, "\nwarning "));
+	assert_non_null(strstr(e->data, "\nrestore_point          yes\n"));
+	pcache_put(e);
+	/* bytes that do not decode: EIO, and not read again per walk */
+	assert_int_equal(tree_resolve(&f->v, path10, &nd), 0);
+	assert_int_equal(tree_content(&f->v, path10, &nd, &e), -EIO);
+	reads = fake_be_calls(f->fs.ckpt, FAKE_READ);
+	assert_int_equal(tree_content(&f->v, path10, &nd, &e), -EIO);
+	assert_int_equal(fake_be_calls(f->fs.ckpt, FAKE_READ), reads);
+	/* decoded once: the pipeline status needs no further read */
+	reads = fake_be_calls(f->fs.ckpt, FAKE_READ);
+	pcache_clear(f->fs.pc);
+	assert_int_equal(
+		tree_resolve(&f->v,
+			     "/jobs/912345678901234567/pipelines/1/status",
+			     &nd),
+		0);
+	assert_int_equal(
+		tree_content(&f->v,
+			     "/jobs/912345678901234567/pipelines/1/status", &nd,
+			     &e),
+		0);
+	assert_non_null(strstr(e->data, "checkpoint 567ms"));
+	pcache_put(e);
+	assert_int_equal(fake_be_calls(f->fs.ckpt, FAKE_READ), reads);
+}
+
+static void test_tree_ckpt_info_timeout(void **state)
+{
+	struct fixture *f = *state;
+	const char *p7 =
+		"/jobs/912345678901234567/pipelines/1/checkpoints/7/info";
+	const char *p8 =
+		"/jobs/912345678901234567/pipelines/1/checkpoints/8/info";
+	struct pc_entry *e;
+	struct node nd;
+	unsigned reads;
+
+	assert_int_equal(fake_be_fail(f->fs.ckpt, FAKE_READ, NULL, -ETIMEDOUT),
+			 0);
+	assert_int_equal(tree_resolve(&f->v, p7, &nd), 0);
+	assert_int_equal(tree_content(&f->v, p7, &nd, &e), -ETIMEDOUT);
+	reads = fake_be_calls(f->fs.ckpt, FAKE_READ);
+	/* the next checkpoint is not asked: one deadline per walk */
+	assert_int_equal(tree_resolve(&f->v, p8, &nd), 0);
+	assert_int_equal(tree_content(&f->v, p8, &nd, &e), -EAGAIN);
+	assert_int_equal(fake_be_calls(f->fs.ckpt, FAKE_READ), reads);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_tree_ckpt_info, setup_info,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_tree_ckpt_info_timeout,
+						setup_info, teardown),
 		cmocka_unit_test_setup_teardown(test_tree_jobs_are_the_union,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(

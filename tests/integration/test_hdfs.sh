@@ -85,7 +85,7 @@ errs=0 n=0
 for id in $storage_ids; do
 	[ -n "$(find "$NS/$id" -mindepth 1 -type d -print -quit)" ] && continue
 	raw=$(hdfs_files "$id" | awk '{s+=$2} END {print s+0}')
-	mnt=$(du -sb --exclude=latest --exclude=status "$M/jobs/$id/pipelines" | cut -f1)
+	mnt=$(du -sb --exclude=latest --exclude=status --exclude=info "$M/jobs/$id/pipelines" | cut -f1)
 	n=$((n + 1))
 	[ "$raw" == "$mnt" ] || { echo "    $id: raw $raw, mount $mnt"; errs=$((errs + 1)); }
 done

@@ -129,7 +129,8 @@ mv "$T/saved.ser" "$obj"
 reads_of() { awk '$1 == "stfs_backend_read_requests_total" { s += $2 } END { print s + 0 }' "$1/.stfs/stats"; }
 unmount_stfs "$M"
 check "state_dir holds the summaries" bash -c "ls '$T/sd' | grep -q '\\.summary$'"
-mount_stfs "$M" -o "$OPTS" || { finish; exit 1; }
+# cache_ttl=0: .stfs/stats itself is a pseudo-file, rendered afresh
+mount_stfs "$M" -o "$OPTS,cache_ttl=0" || { finish; exit 1; }
 r0=$(reads_of "$M")
 find "$M/jobs" -name info -type f -exec cat {} + >"$T/all2" 2>&1
 r1=$(reads_of "$M")
