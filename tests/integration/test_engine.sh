@@ -128,6 +128,20 @@ RP=$(newest "$NA/$F") RPCID=$(cid_of "$RP")
 check_eq "latest of the FAILED job is its newest write" "$RPCID" \
 	"$(readlink "$MA/jobs/$F/pipelines/1/checkpoints/latest")"
 
+# ---- info of real engine-written checkpoints: parses, ids match the path
+IF=$MA/jobs/$F/pipelines/1/checkpoints/$RPCID/info
+field() { sed -n "s/^$2  *//p" "$1"; }
+check_eq "info of the FAILED job's restore point: ids of its path" "$F 1 $RPCID" \
+	"$(field "$IF" job) $(field "$IF" pipeline) $(field "$IF" checkpoint)"
+check_eq "... a checkpoint, the restore point, of its object" "checkpoint yes $RP" \
+	"$(field "$IF" type) $(field "$IF" restore_point) $(field "$IF" object)"
+check "... completed after it was triggered, with actions and acknowledged subtasks" \
+	test "$(field "$IF" duration_ms)" -ge 0 -a "$(field "$IF" actions)" -ge 1 -a "$(field "$IF" acknowledged)" -ge 1
+check_eq "... its size is exact" "$(stat -c %s "$IF")" "$(wc -c <"$IF")"
+ISP=$MA/jobs/$SP/pipelines/1/checkpoints/$SPCID/info
+check_eq "info of the real savepoint: savepoint, ids of its path" "savepoint $SP $SPCID" \
+	"$(field "$ISP" type) $(field "$ISP" job) $(field "$ISP" checkpoint)"
+
 # ---- deletion against reality
 # the savepoint of the restored job stays while it runs (its new run prunes
 # only its own checkpoints)

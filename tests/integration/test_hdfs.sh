@@ -166,7 +166,7 @@ mount_hdfs "$M-stop" "$T/sd-stop" storage_ttl=300
 sleep 0.5
 SPD=$STFS_PID
 cid=$(ls "$T/mloc/jobs/$ORPH_ID/pipelines/1/checkpoints" | grep -E '^[0-9]+$' | head -1)
-obj=$(ls "$T/mloc/jobs/$ORPH_ID/pipelines/1/checkpoints/$cid" | head -1)
+obj=$(ls "$T/mloc/jobs/$ORPH_ID/pipelines/1/checkpoints/$cid" | grep -vx info | head -1)
 kill -STOP "$HPID"
 t0=$(date +%s%N)
 ls "$M-stop/jobs/$ORPH_ID/pipelines/1/checkpoints/$cid" >"$T/ls-stop" 2>&1

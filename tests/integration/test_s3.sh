@@ -305,7 +305,7 @@ variant() {
 	sleep 0.5
 	local SPD=$STFS_PID cid t0 dt1 dt2
 	cid=$(ls "$T/mloc/jobs/$ORPH_ID/pipelines/1/checkpoints" | grep -E '^[0-9]+$' | head -1)
-	obj=$(ls "$T/mloc/jobs/$ORPH_ID/pipelines/1/checkpoints/$cid" | head -1)
+	obj=$(ls "$T/mloc/jobs/$ORPH_ID/pipelines/1/checkpoints/$cid" | grep -vx info | head -1)
 	kill -STOP "$SPID"
 	t0=$(date +%s%N)
 	ls "$M-stop/jobs/$ORPH_ID/pipelines/1/checkpoints/$cid" >"$T/ls-stop-$V" 2>&1
