@@ -38,39 +38,56 @@ static size_t rd_left(const struct rd *r)
 	return r->n - r->pos;
 }
 
-/* Varint of at most 10 bytes; bits past 64 are dropped as Java does. */
-static int rd_varint(struct rd *r, uint64_t *v)
+/*
+ * A varint of at most 10 bytes from p[0..n): *used bytes; bits past 64 are
+ * dropped as Java does.  -ENODATA when p ends first.  Shared by both
+ * cursors (struct rd here, struct srd for the windowed summary).
+ */
+static int varint_dec(const uint8_t *p, size_t n, uint64_t *v, size_t *used)
 {
 	uint64_t x = 0;
-	unsigned i;
 
-	for (i = 0; i < 10; i++) {
-		uint8_t b;
-
-		if (r->pos >= r->n)
+	for (unsigned i = 0; i < 10; i++) {
+		if (i >= n)
 			return -ENODATA;
-		b = r->p[r->pos++];
-		x |= (uint64_t)(b & 0x7f) << (7 * i);
-		if (!(b & 0x80)) {
+		x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (!(p[i] & 0x80)) {
 			*v = x;
+			*used = i + 1;
 			return 0;
 		}
 	}
 	return -EPROTO;
 }
 
-static int rd_tag(struct rd *r, uint32_t *field, int *wt)
+/* A tag's field number and wire type; -EPROTO for what cannot be one. */
+static int tag_split(uint64_t t, uint32_t *field, int *wt)
 {
-	uint64_t t;
-	int rc = rd_varint(r, &t);
-
-	if (rc)
-		return rc;
 	if (t > UINT32_MAX || (t >> 3) == 0 || (t & 7) > WT_I32)
 		return -EPROTO;
 	*field = (uint32_t)(t >> 3);
 	*wt = (int)(t & 7);
 	return 0;
+}
+
+static int rd_varint(struct rd *r, uint64_t *v)
+{
+	size_t used = 0;
+	int rc = varint_dec(r->p + r->pos, r->n - r->pos, v, &used);
+
+	r->pos += used;
+	return rc;
+}
+
+static int rd_tag(struct rd *r, uint32_t *field, int *wt)
+{
+	uint64_t t;
+	int rc;
+
+	*field = 0; /* set on every path (callers loop on the result) */
+	*wt = 0;
+	rc = rd_varint(r, &t);
+	return rc ? rc : tag_split(t, field, wt);
 }
 
 /* A length-delimited body: *b points into the input. */
@@ -1211,14 +1228,18 @@ struct srd {
 	struct pstuff_summary *out;
 };
 
-static int s_fill(struct srd *s)
+/* Make the window hold the next min(need, end - pos) bytes (need <= 64). */
+static int s_fill(struct srd *s, size_t need)
 {
 	size_t want = s->cap;
 	ssize_t n;
 
 	if (s->pos >= s->end)
 		return -ENODATA;
-	if (s->pos >= s->wbase && s->pos - s->wbase < s->wlen)
+	if (need > s->end - s->pos)
+		need = (size_t)(s->end - s->pos);
+	if (s->pos >= s->wbase && s->pos - s->wbase < s->wlen &&
+	    s->wlen - (s->pos - s->wbase) >= need)
 		return 0;
 	if (want > s->size - s->pos)
 		want = (size_t)(s->size - s->pos);
@@ -1226,7 +1247,7 @@ static int s_fill(struct srd *s)
 	s->out->reads++;
 	if (n < 0)
 		return n == -ENODATA ? -EIO : (int)n;
-	if (n == 0 || (size_t)n > want)
+	if ((size_t)n < need || (size_t)n > want)
 		return -EIO; /* shorter than its size */
 	s->out->read_bytes += (uint64_t)n;
 	s->wbase = s->pos;
@@ -1236,7 +1257,7 @@ static int s_fill(struct srd *s)
 
 static int s_byte(struct srd *s, uint8_t *b)
 {
-	int rc = s_fill(s);
+	int rc = s_fill(s, 1);
 
 	if (rc)
 		return rc;
@@ -1247,35 +1268,26 @@ static int s_byte(struct srd *s, uint8_t *b)
 
 static int s_varint(struct srd *s, uint64_t *v)
 {
-	uint64_t x = 0;
-	uint8_t b;
-	int rc;
+	size_t off, used = 0;
+	int rc = s_fill(s, 10);
 
-	for (unsigned i = 0; i < 10; i++) {
-		rc = s_byte(s, &b);
-		if (rc)
-			return rc;
-		x |= (uint64_t)(b & 0x7f) << (7 * i);
-		if (!(b & 0x80)) {
-			*v = x;
-			return 0;
-		}
-	}
-	return -EPROTO;
+	if (rc)
+		return rc;
+	off = (size_t)(s->pos - s->wbase);
+	rc = varint_dec(s->win + off, s->wlen - off, v, &used);
+	s->pos += used;
+	return rc;
 }
 
 static int s_tag(struct srd *s, uint32_t *field, int *wt)
 {
 	uint64_t t;
-	int rc = s_varint(s, &t);
+	int rc;
 
-	if (rc)
-		return rc;
-	if (t > UINT32_MAX || (t >> 3) == 0 || (t & 7) > WT_I32)
-		return -EPROTO;
-	*field = (uint32_t)(t >> 3);
-	*wt = (int)(t & 7);
-	return 0;
+	*field = 0; /* set on every path (callers loop on the result) */
+	*wt = 0;
+	rc = s_varint(s, &t);
+	return rc ? rc : tag_split(t, field, wt);
 }
 
 static int s_step(struct srd *s, uint64_t k)

@@ -63,17 +63,25 @@ static void add(struct backend *be, const char *key, int64_t mtime_ns)
 	assert_int_equal(fake_be_add_str(be, key, key, mtime_ns), 0);
 }
 
-static struct fixture *setup_with(int engine_err)
+/* A mount context without state_dir over a fresh fake backend. */
+static struct fixture *fixture_alloc(struct backend **be)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	struct backend *be;
 
 	assert_non_null(f);
 	assert_int_equal(conf_init_defaults(&f->fs.conf), 0);
 	free(f->fs.conf.state_dir);
 	f->fs.conf.state_dir = NULL;
 	assert_int_equal(stfs_init(&f->fs), 0);
-	assert_int_equal(fake_be_open(&be), 0);
+	assert_int_equal(fake_be_open(be), 0);
+	return f;
+}
+
+static struct fixture *setup_with(int engine_err)
+{
+	struct backend *be;
+	struct fixture *f = fixture_alloc(&be);
+
 	/* job 100: real layout, a newer .sertmp, a stray */
 	add(be, "100/1000-1-1-1.ser", OLD_NS);
 	add(be, "100/2000-2-1-2.ser", OLD_NS + 1);
@@ -612,19 +620,15 @@ static void test_tree_removal_updates_catalog_in_place(void **state)
 /* checkpoints/<cid>/info over a real engine-shaped object (the protostuff
  * fixture): listed only where a .ser is, exact size, decoded once; a store
  * that times out is not asked again for two deadlines. */
+#define INFO_DIR "/jobs/912345678901234567/pipelines/1/checkpoints/"
+
 static int setup_info(void **state)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
 	struct backend *be;
+	struct fixture *f = fixture_alloc(&be);
 	char *p = NULL;
 	size_t n;
 
-	assert_non_null(f);
-	assert_int_equal(conf_init_defaults(&f->fs.conf), 0);
-	free(f->fs.conf.state_dir);
-	f->fs.conf.state_dir = NULL;
-	assert_int_equal(stfs_init(&f->fs), 0);
-	assert_int_equal(fake_be_open(&be), 0);
 	assert_int_equal(tu_load("tests/fixtures/protostuff/",
 				 "pipeline_state_checkpoint.ser", &p, &n),
 			 0);
@@ -650,10 +654,7 @@ static int setup_info(void **state)
 static void test_tree_ckpt_info(void **state)
 {
 	struct fixture *f = *state;
-	const char *path =
-		"/jobs/912345678901234567/pipelines/1/checkpoints/7/info";
-	const char *path10 =
-		"/jobs/912345678901234567/pipelines/1/checkpoints/10/info";
+	const char *path = INFO_DIR "7/info", *path10 = INFO_DIR "10/info";
 	struct pc_entry *e;
 	struct node nd;
 	struct stat st;
@@ -730,10 +731,7 @@ static void test_tree_ckpt_info(void **state)
 static void test_tree_ckpt_info_timeout(void **state)
 {
 	struct fixture *f = *state;
-	const char *p7 =
-		"/jobs/912345678901234567/pipelines/1/checkpoints/7/info";
-	const char *p8 =
-		"/jobs/912345678901234567/pipelines/1/checkpoints/8/info";
+	const char *p7 = INFO_DIR "7/info", *p8 = INFO_DIR "8/info";
 	struct pc_entry *e;
 	struct node nd;
 	unsigned reads;
