@@ -142,9 +142,12 @@ struct pc_entry *pcache_insert(struct pcache *pc, const char *path, char *data,
 	e->next = pc->bucket[h % PC_BUCKETS];
 	pc->bucket[h % PC_BUCKETS] = e;
 	pc->count++;
+	/* the caller's reference first: with a ttl of 0 the sweep unlinks and
+	 * drops the entry just inserted, which must outlive it for the caller
+	 */
+	ret = pcache_ref(e);
 	if (++pc->inserts_since_sweep > 8192)
 		pc_sweep(pc, now);
-	ret = pcache_ref(e);
 	pthread_mutex_unlock(&pc->lock);
 	return ret;
 }

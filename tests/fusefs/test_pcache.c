@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -83,6 +84,29 @@ static void test_pcache_expiry_and_held_refs(void **state)
 	pcache_free(pc);
 }
 
+/* cache_ttl=0: every entry is born expired; the sweep that every 8192nd
+ * insert runs must not free the entry it is returning (a walker under
+ * test_cloud.sh's cache_ttl=0 mount crashed the daemon there) */
+static void test_pcache_zero_ttl_sweep_keeps_returned(void **state)
+{
+	struct pcache *pc = pcache_new(0);
+	char path[32];
+
+	(void)state;
+	for (int i = 0; i < 3 * 8192; i++) {
+		struct pc_entry *e;
+
+		snprintf(path, sizeof(path), "/p/%d", i);
+		e = pcache_insert(pc, path, dup_str("content"), 7, 1);
+		assert_non_null(e);
+		assert_int_equal(e->len, 7);
+		assert_memory_equal(e->data, "content", 7);
+		assert_string_equal(e->path, path);
+		pcache_put(e);
+	}
+	pcache_free(pc);
+}
+
 static void test_pcache_hash_is_stable(void **state)
 {
 	(void)state;
@@ -99,6 +123,7 @@ int main(void)
 		cmocka_unit_test(test_pcache_first_render_wins),
 		cmocka_unit_test(test_pcache_expiry_and_held_refs),
 		cmocka_unit_test(test_pcache_hash_is_stable),
+		cmocka_unit_test(test_pcache_zero_ttl_sweep_keeps_returned),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
