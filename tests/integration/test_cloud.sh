@@ -280,7 +280,13 @@ if mount_stfs "$M" -o "$S3OPTS,state_dir=$T/sd-container,$COMMON,storage_ttl=0,c
 	ecs 3 10 0 0
 	sleep 4
 	ecs 3 10 0 1 # gen 3 is due around now: the endpoint refuses
-	sleep 2
+	# until it has refused a refresh (a loaded box refreshes a little late;
+	# gen 3 stays valid for seconds after that)
+	for _ in $(seq 40); do
+		grep -q REFUSED "$T/ecs.log" && break
+		sleep 0.2
+	done
+	sleep 0.5
 	keys "${ENVK[@]}" $(ecsk 3) $(ecsk 4)
 	ecs 4 10 1200 0 # ... then answers slowly
 	wait "$WALKER"
