@@ -84,6 +84,8 @@ find "$M/jobs" >/dev/null
 sim_ctl "$PORT" POST /__sim/job "{\"jobId\":\"$RUN2\",\"jobStatus\":\"FAILED\"}" >/dev/null
 sleep 2 # engine_ttl
 find "$M/jobs" >/dev/null
+sleep 0.5 # the engine is asked again in the background: a walk after it
+find "$M/jobs" >/dev/null
 check_eq "status after the engine change" FAILED \
 	"$(awk '$1 == "state" { print $2 }' "$M/jobs/$RUN2/status")"
 
