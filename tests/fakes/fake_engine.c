@@ -26,6 +26,7 @@ struct fake_engine {
 	json_t *infos;
 	json_t *raws; /* scripted documents: path -> body */
 	int fail[FENG_N_OPS];
+	int delay_ms[FENG_N_OPS]; /* how long an answer takes */
 	unsigned calls[FENG_N_OPS];
 	unsigned failures;
 	engine_ids_fn ids_fn; /* kept; the fake has no fallback to call it */
@@ -195,6 +196,15 @@ static int fe_job_info(struct engine *e, const char *id, struct engine_job *out)
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&f->lock);
+	rc = f->delay_ms[FENG_JOB_INFO];
+	pthread_mutex_unlock(&f->lock);
+	if (rc > 0) {
+		/* a remote that answers late (outside the lock) */
+		struct timespec ts = {rc / 1000, (long)(rc % 1000) * 1000000L};
+
+		nanosleep(&ts, NULL);
+	}
 	pthread_mutex_lock(&f->lock);
 	rc = enter(f, FENG_JOB_INFO);
 	if (rc)
@@ -441,6 +451,17 @@ void fake_engine_fail(struct engine *e, enum fake_eng_op op, int err)
 		return;
 	pthread_mutex_lock(&f->lock);
 	f->fail[op] = err;
+	pthread_mutex_unlock(&f->lock);
+}
+
+void fake_engine_delay(struct engine *e, enum fake_eng_op op, int ms)
+{
+	struct fake_engine *f = fe_of(e);
+
+	if (op >= FENG_N_OPS)
+		return;
+	pthread_mutex_lock(&f->lock);
+	f->delay_ms[op] = ms;
 	pthread_mutex_unlock(&f->lock);
 }
 
