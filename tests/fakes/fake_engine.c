@@ -443,26 +443,26 @@ int fake_engine_set_raw(struct engine *e, const char *path, const char *body)
 	return rc;
 }
 
-void fake_engine_fail(struct engine *e, enum fake_eng_op op, int err)
+/* set one op's entry of a per-op table (fail or delay_ms) */
+static void set_per_op(struct engine *e, enum fake_eng_op op, bool delay, int v)
 {
 	struct fake_engine *f = fe_of(e);
 
 	if (op >= FENG_N_OPS)
 		return;
 	pthread_mutex_lock(&f->lock);
-	f->fail[op] = err;
+	(delay ? f->delay_ms : f->fail)[op] = v;
 	pthread_mutex_unlock(&f->lock);
+}
+
+void fake_engine_fail(struct engine *e, enum fake_eng_op op, int err)
+{
+	set_per_op(e, op, false, err);
 }
 
 void fake_engine_delay(struct engine *e, enum fake_eng_op op, int ms)
 {
-	struct fake_engine *f = fe_of(e);
-
-	if (op >= FENG_N_OPS)
-		return;
-	pthread_mutex_lock(&f->lock);
-	f->delay_ms[op] = ms;
-	pthread_mutex_unlock(&f->lock);
+	set_per_op(e, op, true, ms);
 }
 
 unsigned fake_engine_calls(struct engine *e, enum fake_eng_op op)
