@@ -831,6 +831,22 @@ static uint64_t content_version(const struct view *v, const struct node *n)
 	case PF_DELETABLE:
 	case PF_PIPE_STATUS:
 		break;
+	case PF_CKPT_INFO: {
+		/* the object it is decoded from, where it sits, and whether
+		 * it is the restore point (render_ckpt_info) */
+		const struct cat_obj *o = ckinfo_ckpt_object(n->ckpt);
+
+		if (!o)
+			return 0;
+		f[0] = (int64_t)o->size;
+		f[1] = o->mtime_ns;
+		f[2] = n->ckpt->id;
+		f[3] = n->pipe_id | ((int64_t)n->ckpt->restore_point << 32);
+		f[4] = n->pf;
+		h = pcache_mix(h, f, 5 * sizeof(f[0]));
+		h = pcache_mix(h, o->key, strlen(o->key));
+		return pcache_mix(h, jv->id, strlen(jv->id));
+	}
 	default:
 		return 0;
 	}
