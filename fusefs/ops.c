@@ -235,7 +235,9 @@ struct dir_handle {
 /*
  * A checkpoint's directory never changes but by deletion through stfs
  * (which the kernel sees): let the kernel keep its listing.  Every other
- * directory follows the sources and is listed afresh.
+ * directory follows the sources and is listed afresh.  libfuse's high-level
+ * opendir passes these two flags on from 3.16.1 only (README
+ * "Performance"): with an older libfuse every listing reaches the daemon.
  */
 static int fs_opendir(const char *path, struct fuse_file_info *fi)
 {

@@ -34,6 +34,23 @@ uint64_t pcache_hash(const char *s)
 	return h;
 }
 
+uint64_t pcache_mix(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	uint64_t w;
+
+	/* word at a time: a job's JSON is kilobytes, hashed per lookup */
+	for (; len >= 8; b += 8, len -= 8) {
+		memcpy(&w, b, 8);
+		h = (h ^ w) * 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	for (; len; b++, len--)
+		h = (h ^ *b) * 0x100000001b3ULL;
+	h ^= h >> 32;
+	return h ? h : 1;
+}
+
 struct pcache *pcache_new(unsigned ttl_ms)
 {
 	struct pcache *pc = calloc(1, sizeof(*pc));
@@ -83,7 +100,8 @@ static void pc_sweep(struct pcache *pc, int64_t now)
 	pc->inserts_since_sweep = 0;
 }
 
-struct pc_entry *pcache_lookup(struct pcache *pc, const char *path)
+struct pc_entry *pcache_lookup(struct pcache *pc, const char *path,
+			       uint64_t ver)
 {
 	uint64_t h = pcache_hash(path);
 	int64_t now = pc_mono_ms();
@@ -91,8 +109,10 @@ struct pc_entry *pcache_lookup(struct pcache *pc, const char *path)
 
 	pthread_mutex_lock(&pc->lock);
 	for (e = pc->bucket[h % PC_BUCKETS]; e; e = e->next) {
-		if (e->hash == h && e->expires_mono_ms > now &&
+		if (e->hash == h && e->ver == ver && e->expires_mono_ms > now &&
 		    strcmp(e->path, path) == 0) {
+			if (ver)
+				e->expires_mono_ms = now + PCACHE_IDLE_MS;
 			found = pcache_ref(e);
 			break;
 		}
@@ -101,25 +121,36 @@ struct pc_entry *pcache_lookup(struct pcache *pc, const char *path)
 	return found;
 }
 
-struct pc_entry *pcache_insert(struct pcache *pc, const char *path, char *data,
-			       size_t len, int64_t mtime_s)
+struct pc_entry *pcache_entry_new(const char *path, char *data, size_t len,
+				  int64_t mtime_s)
 {
-	uint64_t h = pcache_hash(path);
-	int64_t now = pc_mono_ms();
-	struct pc_entry *e, **pp, *ret;
+	struct pc_entry *e = calloc(1, sizeof(*e));
 
-	e = calloc(1, sizeof(*e));
 	if (!e || !(e->path = strdup(path))) {
 		free(e);
 		free(data);
 		return NULL;
 	}
-	e->hash = h;
+	e->hash = pcache_hash(path);
 	e->data = data;
 	e->len = len;
 	e->mtime_s = mtime_s;
-	e->refs = 1; /* the cache's */
-	e->expires_mono_ms = now + pc->ttl_ms;
+	e->refs = 1;
+	return e;
+}
+
+struct pc_entry *pcache_insert(struct pcache *pc, const char *path, char *data,
+			       size_t len, int64_t mtime_s, uint64_t ver)
+{
+	uint64_t h = pcache_hash(path);
+	int64_t now = pc_mono_ms();
+	struct pc_entry *e, **pp, *ret;
+
+	e = pcache_entry_new(path, data, len, mtime_s); /* the cache's ref */
+	if (!e)
+		return NULL;
+	e->ver = ver;
+	e->expires_mono_ms = now + (ver ? PCACHE_IDLE_MS : pc->ttl_ms);
 
 	pthread_mutex_lock(&pc->lock);
 	for (pp = &pc->bucket[h % PC_BUCKETS]; *pp; pp = &(*pp)->next) {
@@ -127,7 +158,7 @@ struct pc_entry *pcache_insert(struct pcache *pc, const char *path, char *data,
 
 		if (old->hash != h || strcmp(old->path, path) != 0)
 			continue;
-		if (old->expires_mono_ms > now) {
+		if (old->ver == ver && old->expires_mono_ms > now) {
 			/* another thread rendered it first: theirs wins */
 			ret = pcache_ref(old);
 			pthread_mutex_unlock(&pc->lock);

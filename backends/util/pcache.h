@@ -1,11 +1,19 @@
 /*
- * pcache — rendered pseudo-file contents, keyed by path, kept for a TTL.
+ * pcache — rendered pseudo-file contents, keyed by path and by the version
+ * of what they were rendered from.
  *
  * README "Attributes backup tools rely on": a pseudo-file is rendered once
  * and kept with its attributes, so `stat`, `read`, `stat` agree.  getattr
  * renders (or finds) an entry and reports its exact length; open takes a
  * reference to the same entry, so reads of one open file see one content
  * whatever happens meanwhile.
+ *
+ * An entry stored with a version (non-zero: a digest of the sources the
+ * content was rendered from, tree.c) serves every lookup with that version
+ * and none with another, whatever time passes: an unchanged tree renders
+ * nothing again (README "Performance").  It is dropped when a lookup with
+ * another version replaces it or after PCACHE_IDLE_MS without a lookup.  An
+ * entry stored with version 0 lives the cache's TTL.
  *
  * Entries are immutable and reference-counted.  Thread-safe (one mutex).
  */
@@ -22,18 +30,26 @@ struct pc_entry {
 	char *data; /* NUL-terminated; len bytes of content */
 	size_t len;
 	int64_t mtime_s; /* the source's time, not "now" */
-	int64_t expires_mono_ms;
-	struct pc_entry *next; /* chain; protected by the cache lock */
+	uint64_t ver;	 /* the sources' version, or 0: kept for the TTL */
+	int64_t expires_mono_ms; /* protected by the cache lock */
+	struct pc_entry *next;	 /* chain; protected by the cache lock */
 };
 
 struct pcache;
 
-/** A cache whose entries live `ttl_ms`.  NULL when out of memory. */
+/* a versioned entry not looked up for this long is dropped (memory) */
+#define PCACHE_IDLE_MS (10 * 60 * 1000)
+
+/** A cache whose unversioned entries live `ttl_ms`.  NULL: out of memory. */
 struct pcache *pcache_new(unsigned ttl_ms);
 void pcache_free(struct pcache *pc);
 
-/** A fresh entry for `path` (a reference: pcache_put it), or NULL. */
-struct pc_entry *pcache_lookup(struct pcache *pc, const char *path);
+/**
+ * The entry for `path` rendered from version `ver` (0: any entry still in
+ * its TTL), a reference (pcache_put it), or NULL.
+ */
+struct pc_entry *pcache_lookup(struct pcache *pc, const char *path,
+			       uint64_t ver);
 /**
  * Store `data` (malloc'd, ownership taken) for `path` and return a
  * reference to the entry now cached — an entry that another thread stored
@@ -41,7 +57,14 @@ struct pc_entry *pcache_lookup(struct pcache *pc, const char *path);
  * out of memory (data is freed).
  */
 struct pc_entry *pcache_insert(struct pcache *pc, const char *path, char *data,
-			       size_t len, int64_t mtime_s);
+			       size_t len, int64_t mtime_s, uint64_t ver);
+/**
+ * An entry that no cache holds (a live file's one rendering, for one open
+ * handle or one stat): a reference, or NULL when out of memory (data is
+ * freed).
+ */
+struct pc_entry *pcache_entry_new(const char *path, char *data, size_t len,
+				  int64_t mtime_s);
 struct pc_entry *pcache_ref(struct pc_entry *e);
 void pcache_put(struct pc_entry *e);
 /** Drop every entry (held references stay valid). */
@@ -51,5 +74,7 @@ size_t pcache_count(struct pcache *pc);
 
 /** 64-bit FNV-1a of a string; also the stable inode number of a path. */
 uint64_t pcache_hash(const char *s);
+/** Fold `len` bytes at `p` into the running digest `h` (for versions). */
+uint64_t pcache_mix(uint64_t h, const void *p, size_t len);
 
 #endif

@@ -49,6 +49,7 @@ struct stfs_counters {
 	uint64_t refused_mutations;
 	uint64_t catalog_builds, catalog_errors;
 	uint64_t pcache_hits, pcache_misses;
+	uint64_t live_renders; /* of the never-cached files (tree.c) */
 	uint64_t deletions_allowed, deletions_refused;
 	/* entries walked by directory listings (skipped ones included): the
 	 * work of readdir, which tests check stays linear in the entries */

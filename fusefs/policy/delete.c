@@ -999,8 +999,9 @@ int delete_assess(struct stfs *fs, const char *id, bool caller_allowed,
 		    p->caller_allowed == caller_allowed &&
 		    strcmp(p->id, id) == 0 &&
 		    now - p->mono_ms <=
-			    (int64_t)(p->rc ? fs->conf.timeout_ms
-					    : fs->conf.decision_age_ms)) {
+			    (int64_t)(p->rc || p->a.engine_err
+					      ? fs->conf.timeout_ms
+					      : fs->conf.decision_age_ms)) {
 			*a = p->a;
 			rc = p->rc;
 			pthread_mutex_unlock(&dc->lock);
@@ -1018,7 +1019,10 @@ int delete_assess(struct stfs *fs, const char *id, bool caller_allowed,
 		snprintf(slot->id, sizeof(slot->id), "%s", id);
 		slot->caller_allowed = caller_allowed;
 		slot->gen = gen;
-		slot->mono_ms = now;
+		/* kept from when it was learned: an ask that took the whole
+		 * deadline is not repeated by the next pseudo-file (README
+		 * "Failure modes") */
+		slot->mono_ms = mono_ms();
 		slot->rc = rc;
 		slot->a = *a;
 	}
@@ -1054,6 +1058,7 @@ static int assess_fresh(struct stfs *fs, const char *id, bool caller_allowed,
 	}
 	decision_input(fs, d, &in);
 	a->state = d->state;
+	a->engine_err = in.engine_err;
 	a->released = in.released;
 	cj = catalog_find(d->cat, id);
 	types = rules_type_matters(&in);

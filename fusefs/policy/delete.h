@@ -53,8 +53,9 @@ struct delete_assessment {
 	struct rule_result verdict;	  /* rules_decide_job() */
 	int state;			  /* enum job_state decided on */
 	bool released;			  /* a release covers the job */
-	bool merged; /* real-layout objects were not told apart (the split
-		      * does not matter here): savepoints counted superseded */
+	bool merged;	/* real-layout objects were not told apart (the split
+			 * does not matter here): savepoints counted superseded */
+	int engine_err; /* -errno: the engine could not be asked (R3) */
 };
 
 /**

@@ -287,7 +287,7 @@ static size_t cached_len(const struct walk *w)
 
 static bool cache_get(struct pcache *pc, const char *key, struct mapsum *m)
 {
-	struct pc_entry *e = pcache_lookup(pc, key);
+	struct pc_entry *e = pcache_lookup(pc, key, 0); /* its TTL */
 	bool hit = e && e->len == cached_len(&m->w);
 
 	if (hit) {
@@ -311,7 +311,7 @@ static void cache_set(struct pcache *pc, const char *key,
 	for (size_t i = 0; i < m->w.n; i++)
 		data[sizeof(m->s) + i] = m->w.regions[i].sup ? 1 : 0;
 	data[len] = '\0';
-	pcache_put(pcache_insert(pc, key, data, len, 0));
+	pcache_put(pcache_insert(pc, key, data, len, 0, 0));
 }
 
 /* Decode the WAL files of map `mapdir`: list them, then (unless `cache`

@@ -665,6 +665,9 @@ int render_stats(struct view *v, struct buf *out)
 		  "counter", STFS_GET(fs, pcache_hits));
 	stat_line(out, "stfs_pcache_misses_total", "Pseudo-file renders.",
 		  "counter", STFS_GET(fs, pcache_misses));
+	stat_line(out, "stfs_live_renders_total",
+		  "Renders of live pseudo-files (never cached).", "counter",
+		  STFS_GET(fs, live_renders));
 	stat_line(out, "stfs_backend_list_requests_total",
 		  "Checkpoint backend list calls (pages).", "counter",
 		  __atomic_load_n(&bs->lists, __ATOMIC_RELAXED));

@@ -797,6 +797,88 @@ int tree_resolve(struct view *v, const char *path, struct node *n)
 
 /* ---- content */
 
+/*
+ * Files that show the daemon's own state now (README "Performance"): never
+ * cached, rendered at every open and stat.
+ */
+static bool pf_live(enum pseudo_file pf)
+{
+	return pf == PF_STATS || pf == PF_HEALTH || pf == PF_AUDIT ||
+	       pf == PF_RESTORE || pf == PF_PROM_ALL;
+}
+
+/*
+ * The version of what a job's pseudo-file is rendered from: the job's
+ * objects in the catalog, its engine record, the state stfs derives from
+ * both (orphan age included), whether the engine answered, the release.
+ * Equal versions render equal bytes, so the pcache serves the entry for as
+ * long as the version holds (pcache.h).  0 for the other files: they are
+ * kept for cache_ttl (cluster files, config, IMap summaries).
+ */
+static uint64_t content_version(const struct view *v, const struct node *n)
+{
+	const struct job_view *jv = &n->job;
+	const struct cat_job *cj = jv->cj;
+	const struct engine_job *ej = jv->ej;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	int64_t f[8];
+
+	switch (n->pf) {
+	case PF_STATUS:
+	case PF_JOB_JSON:
+	case PF_METRICS:
+	case PF_METRICS_JSON:
+	case PF_DELETABLE:
+	case PF_PIPE_STATUS:
+		break;
+	case PF_CKPT_INFO: {
+		/* the object it is decoded from, where it sits, and whether
+		 * it is the restore point (render_ckpt_info) */
+		const struct cat_obj *o = ckinfo_ckpt_object(n->ckpt);
+
+		if (!o)
+			return 0;
+		f[0] = (int64_t)o->size;
+		f[1] = o->mtime_ns;
+		f[2] = n->ckpt->id;
+		f[3] = n->pipe_id | ((int64_t)n->ckpt->restore_point << 32);
+		f[4] = n->pf;
+		h = pcache_mix(h, f, 5 * sizeof(f[0]));
+		h = pcache_mix(h, o->key, strlen(o->key));
+		return pcache_mix(h, jv->id, strlen(jv->id));
+	}
+	default:
+		return 0;
+	}
+	f[0] = jv->state;
+	f[1] = jv->stale | (v->snap->err ? 2 : 0) | (v->snap->partial ? 4 : 0) |
+	       (render_job_released(v->fs, jv->id) ? 8 : 0);
+	f[2] = jv->mtime_s;
+	f[3] = n->pf;
+	h = pcache_mix(h, f, 4 * sizeof(f[0]));
+	if (cj) {
+		f[0] = (int64_t)cj->n_objs;
+		f[1] = (int64_t)cj->bytes;
+		f[2] = (int64_t)cj->n_tmp;
+		f[3] = cj->newest_mtime_ns;
+		f[4] = cj->newest_ckpt_ms;
+		f[5] = (int64_t)cj->n_pipes;
+		f[6] = (int64_t)(cj->n_sp + (cj->n_strays << 20));
+		f[7] = cj->in_ckpt_dir | (cj->in_sp_dir << 1);
+		h = pcache_mix(h, f, sizeof(f));
+	}
+	if (ej) {
+		f[0] = ej->state;
+		f[1] = ej->create_s;
+		f[2] = ej->finish_s;
+		f[3] = ej->running | (ej->restored << 1);
+		h = pcache_mix(h, f, 4 * sizeof(f[0]));
+		h = pcache_mix(h, ej->json, ej->json_len);
+		h = pcache_mix(h, ej->metrics_json, ej->metrics_json_len);
+	}
+	return h;
+}
+
 int tree_content(struct view *v, const char *path, const struct node *n,
 		 struct pc_entry **out)
 {
@@ -805,6 +887,8 @@ int tree_content(struct view *v, const char *path, const struct node *n,
 	size_t len;
 	char *data;
 	int rc;
+	bool live = pf_live(n->pf);
+	uint64_t ver = live ? 0 : content_version(v, n);
 
 	char key[4200];
 
@@ -814,12 +898,15 @@ int tree_content(struct view *v, const char *path, const struct node *n,
 		snprintf(key, sizeof(key), "%s#denied", path);
 		path = key;
 	}
-	*out = pcache_lookup(v->fs->pc, path);
+	*out = live ? NULL : pcache_lookup(v->fs->pc, path, ver);
 	if (*out) {
 		STFS_INC(v->fs, pcache_hits);
 		return 0;
 	}
-	STFS_INC(v->fs, pcache_misses);
+	if (live)
+		STFS_INC(v->fs, live_renders);
+	else
+		STFS_INC(v->fs, pcache_misses);
 	buf_init(&b, (size_t)64 << 20);
 	rc = tree_render(v, n, &b, &mtime);
 	if (!rc)
@@ -832,7 +919,8 @@ int tree_content(struct view *v, const char *path, const struct node *n,
 	data = buf_detach(&b, &len);
 	if (!data)
 		return -ENOMEM;
-	*out = pcache_insert(v->fs->pc, path, data, len, mtime);
+	*out = live ? pcache_entry_new(path, data, len, mtime)
+		    : pcache_insert(v->fs->pc, path, data, len, mtime, ver);
 	return *out ? 0 : -ENOMEM;
 }
 

@@ -26,6 +26,7 @@ struct fake_engine {
 	json_t *infos;
 	json_t *raws; /* scripted documents: path -> body */
 	int fail[FENG_N_OPS];
+	int delay_ms[FENG_N_OPS]; /* how long an answer takes */
 	unsigned calls[FENG_N_OPS];
 	unsigned failures;
 	engine_ids_fn ids_fn; /* kept; the fake has no fallback to call it */
@@ -195,6 +196,15 @@ static int fe_job_info(struct engine *e, const char *id, struct engine_job *out)
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&f->lock);
+	rc = f->delay_ms[FENG_JOB_INFO];
+	pthread_mutex_unlock(&f->lock);
+	if (rc > 0) {
+		/* a remote that answers late (outside the lock) */
+		struct timespec ts = {rc / 1000, (long)(rc % 1000) * 1000000L};
+
+		nanosleep(&ts, NULL);
+	}
 	pthread_mutex_lock(&f->lock);
 	rc = enter(f, FENG_JOB_INFO);
 	if (rc)
@@ -433,15 +443,26 @@ int fake_engine_set_raw(struct engine *e, const char *path, const char *body)
 	return rc;
 }
 
-void fake_engine_fail(struct engine *e, enum fake_eng_op op, int err)
+/* set one op's entry of a per-op table (fail or delay_ms) */
+static void set_per_op(struct engine *e, enum fake_eng_op op, bool delay, int v)
 {
 	struct fake_engine *f = fe_of(e);
 
 	if (op >= FENG_N_OPS)
 		return;
 	pthread_mutex_lock(&f->lock);
-	f->fail[op] = err;
+	(delay ? f->delay_ms : f->fail)[op] = v;
 	pthread_mutex_unlock(&f->lock);
+}
+
+void fake_engine_fail(struct engine *e, enum fake_eng_op op, int err)
+{
+	set_per_op(e, op, false, err);
+}
+
+void fake_engine_delay(struct engine *e, enum fake_eng_op op, int ms)
+{
+	set_per_op(e, op, true, ms);
 }
 
 unsigned fake_engine_calls(struct engine *e, enum fake_eng_op op)

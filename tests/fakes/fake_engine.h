@@ -77,6 +77,11 @@ int fake_engine_set_raw(struct engine *e, const char *path, const char *body);
  * it.  Wins over everything scripted.
  */
 void fake_engine_fail(struct engine *e, enum fake_eng_op op, int err);
+/**
+ * Make every call of `op` take `ms` before it answers (0: at once), as a
+ * remote that waits out its deadline.  Only FENG_JOB_INFO honours it.
+ */
+void fake_engine_delay(struct engine *e, enum fake_eng_op op, int ms);
 /** How many times `op` was called. */
 unsigned fake_engine_calls(struct engine *e, enum fake_eng_op op);
 

@@ -989,6 +989,46 @@ static void test_prediction_cached_and_voided(void **st)
 	assert_int_equal(b.cnt[OC_SUPERSEDED] + 1, a.cnt[OC_SUPERSEDED]);
 }
 
+/*
+ * README "Failure modes": an engine that cannot be asked is met once per
+ * deadline, not once per pseudo-file.  `status` and `deletable` share one
+ * prediction; when the ask took the whole deadline (longer than
+ * decision_age), the failure is still remembered right after it, for
+ * `timeout` from when it was learned (a du of the job waits once).
+ */
+static void test_failed_ask_remembered_after_it(void **st)
+{
+	struct fx *f = *st;
+	struct delete_assessment a, b;
+	int64_t t0;
+
+	f->fs.conf.decision_age_ms = 20;
+	f->fs.conf.timeout_ms = 2000;
+	eng.rc = -ETIMEDOUT;
+	push(f);
+	fake_engine_delay(f->fs.engine, FENG_JOB_INFO, 80); /* > decision_age */
+	assert_int_equal(delete_assess(&f->fs, JOB, true, &a), 0);
+	assert_int_equal(a.verdict.err, EAGAIN);
+	assert_int_equal(fake_engine_calls(f->fs.engine, FENG_JOB_INFO), 1);
+	t0 = tu_mono_ms();
+	assert_int_equal(delete_assess(&f->fs, JOB, true, &b), 0);
+	assert_true(tu_mono_ms() - t0 < 40);
+	assert_int_equal(b.verdict.err, EAGAIN);
+	assert_int_equal(fake_engine_calls(f->fs.engine, FENG_JOB_INFO), 1);
+	/* an answer is kept decision_age from when it came, then asked again */
+	eng.rc = 0;
+	push(f);
+	fake_engine_delay(f->fs.engine, FENG_JOB_INFO, 0);
+	f->fs.conf.timeout_ms = 30;
+	tu_sleep_ms(40);
+	assert_int_equal(delete_assess(&f->fs, JOB, true, &a), 0);
+	assert_int_equal(fake_engine_calls(f->fs.engine, FENG_JOB_INFO), 2);
+	/* a rm asks afresh whatever was predicted, and the raw object goes */
+	assert_int_equal(rm(f, CKPT), 0);
+	assert_false(fake_be_has(f->be, CKPT));
+	assert_int_equal(fake_engine_calls(f->fs.engine, FENG_JOB_INFO), 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1033,6 +1073,8 @@ int main(void)
 			test_type_split_agrees_with_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_prediction_cached_and_voided, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_failed_ask_remembered_after_it, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("delete", tests, NULL, NULL);

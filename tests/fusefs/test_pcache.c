@@ -29,15 +29,15 @@ static void test_pcache_insert_then_lookup(void **state)
 
 	(void)state;
 	assert_non_null(pc);
-	assert_null(pcache_lookup(pc, "/jobs/1/status"));
-	a = pcache_insert(pc, "/jobs/1/status", dup_str("hello\n"), 6, 42);
+	assert_null(pcache_lookup(pc, "/jobs/1/status", 0));
+	a = pcache_insert(pc, "/jobs/1/status", dup_str("hello\n"), 6, 42, 0);
 	assert_non_null(a);
-	b = pcache_lookup(pc, "/jobs/1/status");
+	b = pcache_lookup(pc, "/jobs/1/status", 0);
 	assert_ptr_equal(a, b);
 	assert_int_equal(b->len, 6);
 	assert_int_equal(b->mtime_s, 42);
 	assert_string_equal(b->data, "hello\n");
-	assert_null(pcache_lookup(pc, "/jobs/2/status"));
+	assert_null(pcache_lookup(pc, "/jobs/2/status", 0));
 	assert_int_equal(pcache_count(pc), 1);
 	pcache_put(a);
 	pcache_put(b);
@@ -50,10 +50,10 @@ static void test_pcache_first_render_wins(void **state)
 	struct pc_entry *a, *b;
 
 	(void)state;
-	a = pcache_insert(pc, "/p", dup_str("first"), 5, 1);
+	a = pcache_insert(pc, "/p", dup_str("first"), 5, 1, 0);
 	/* a second thread that rendered meanwhile gets the first content,
 	 * so every caller sees one size */
-	b = pcache_insert(pc, "/p", dup_str("second!"), 7, 2);
+	b = pcache_insert(pc, "/p", dup_str("second!"), 7, 2, 0);
 	assert_ptr_equal(a, b);
 	assert_string_equal(b->data, "first");
 	assert_int_equal(pcache_count(pc), 1);
@@ -68,10 +68,10 @@ static void test_pcache_expiry_and_held_refs(void **state)
 	struct pc_entry *a, *b;
 
 	(void)state;
-	a = pcache_insert(pc, "/p", dup_str("old"), 3, 1);
+	a = pcache_insert(pc, "/p", dup_str("old"), 3, 1, 0);
 	usleep(80 * 1000);
-	assert_null(pcache_lookup(pc, "/p"));
-	b = pcache_insert(pc, "/p", dup_str("newer"), 5, 2);
+	assert_null(pcache_lookup(pc, "/p", 0));
+	b = pcache_insert(pc, "/p", dup_str("newer"), 5, 2, 0);
 	assert_ptr_not_equal(a, b);
 	/* an open file keeps its snapshot after expiry and replacement */
 	assert_string_equal(a->data, "old");
@@ -97,13 +97,49 @@ static void test_pcache_zero_ttl_sweep_keeps_returned(void **state)
 		struct pc_entry *e;
 
 		snprintf(path, sizeof(path), "/p/%d", i);
-		e = pcache_insert(pc, path, dup_str("content"), 7, 1);
+		e = pcache_insert(pc, path, dup_str("content"), 7, 1, 0);
 		assert_non_null(e);
 		assert_int_equal(e->len, 7);
 		assert_memory_equal(e->data, "content", 7);
 		assert_string_equal(e->path, path);
 		pcache_put(e);
 	}
+	pcache_free(pc);
+}
+
+/* a versioned entry outlives the TTL and serves only its own version */
+static void test_pcache_versions(void **state)
+{
+	struct pcache *pc = pcache_new(50);
+	struct pc_entry *a, *b, *c;
+
+	(void)state;
+	a = pcache_insert(pc, "/p", dup_str("v7"), 2, 1, 7);
+	assert_non_null(a);
+	usleep(80 * 1000);
+	b = pcache_lookup(pc, "/p", 7);
+	assert_ptr_equal(a, b);
+	pcache_put(b);
+	assert_null(pcache_lookup(pc, "/p", 8));
+	assert_null(pcache_lookup(pc, "/p", 0));
+	/* a new version replaces the old one, which held refs keep */
+	b = pcache_insert(pc, "/p", dup_str("v8!"), 3, 2, 8);
+	assert_ptr_not_equal(a, b);
+	assert_string_equal(b->data, "v8!");
+	assert_string_equal(a->data, "v7");
+	assert_null(pcache_lookup(pc, "/p", 7));
+	c = pcache_lookup(pc, "/p", 8);
+	assert_ptr_equal(b, c);
+	assert_int_equal(pcache_count(pc), 1);
+	pcache_put(a);
+	pcache_put(b);
+	pcache_put(c);
+	/* an entry no cache holds */
+	a = pcache_entry_new("/live", dup_str("now"), 3, 5);
+	assert_non_null(a);
+	assert_int_equal(a->len, 3);
+	assert_null(pcache_lookup(pc, "/live", 0));
+	pcache_put(a);
 	pcache_free(pc);
 }
 
@@ -122,6 +158,7 @@ int main(void)
 		cmocka_unit_test(test_pcache_insert_then_lookup),
 		cmocka_unit_test(test_pcache_first_render_wins),
 		cmocka_unit_test(test_pcache_expiry_and_held_refs),
+		cmocka_unit_test(test_pcache_versions),
 		cmocka_unit_test(test_pcache_hash_is_stable),
 		cmocka_unit_test(test_pcache_zero_ttl_sweep_keeps_returned),
 	};

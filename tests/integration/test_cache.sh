@@ -1,0 +1,93 @@
+#!/bin/bash
+# Caching across walks (issue 11) on a real mount over the local backend and
+# the engine simulator, with the default lifetimes: a walk over an unchanged
+# tree renders no pseudo-file twice, a change made to storage or to the
+# engine between two walks is visible in the second walk, and the live files
+# (.stfs/audit, .stfs/stats) show the current state at every read.
+. "$(dirname "$0")/lib.sh"
+
+STATE=$T/state
+python3 "$ROOT/scripts/genstate.py" --out "$STATE" --jobs 40 --seed 11 \
+	--pipelines 2 --checkpoints 3 >"$T/gen.log" 2>&1 || {
+	cat "$T/gen.log"
+	exit 1
+}
+NS=$STATE/checkpoint
+start_sim "$STATE/scenario.json" a
+PORT=$SIM_PORT_a
+M=$T/mnt
+AUD=$T/audit.log
+# the default cache_ttl (3 s) and storage_ttl (5 s); engine_ttl 1 s so the
+# engine change below is seen within the test's wait
+OPTS="checkpoint=file://$NS/,engine=http://127.0.0.1:$PORT,state_dir=$T/sd,audit_log=$AUD,timeout=2000,orphan_grace=10m,engine_ttl=1000"
+mount_stfs "$M" -o "$OPTS" || {
+	finish
+	exit 1
+}
+
+stat_of() { # stat_of NAME: a counter of .stfs/stats
+	awk -v k="$1" '$1 == k { print $2 }' "$M/.stfs/stats"
+}
+walk() { find "$M/jobs" -type f -exec cat {} + >/dev/null 2>&1; }
+
+# ---- an unchanged tree: the second walk renders nothing
+walk
+sleep 4 # longer than cache_ttl: a time window alone must not re-render
+m0=$(stat_of stfs_pcache_misses_total)
+walk
+sleep 4 # (so that this read of .stfs/stats is fresh, cached or not)
+m1=$(stat_of stfs_pcache_misses_total)
+check "pseudo-file render counter read" test -n "$m0" -a -n "$m1"
+# (the live files -- restore, .stfs/stats -- count as live_renders)
+echo "  (renders in the second walk: $((m1 - m0)))"
+check "second walk of an unchanged tree renders no pseudo-file" \
+	test $((m1 - m0)) = 0
+
+# ---- the live files: an rm is in .stfs/audit at once
+RUN=$(engine_jobs_tsv "$PORT" | awk -F'\t' '$2 == "RUNNING" { print $1; exit }')
+OBJ=$(find "$M/jobs/$RUN/pipelines" -name '*.ser' -o -type f -path '*checkpoints/*' 2>/dev/null |
+	grep -v '/status$' | head -1)
+[ -n "$OBJ" ] || OBJ=$(find "$M/jobs/$RUN/pipelines" -path '*/checkpoints/*' -type f | head -1)
+cat "$M/.stfs/audit" >/dev/null # rendered (and, before issue 11, cached)
+rm -f "$OBJ" 2>/dev/null
+REL=${OBJ#"$M"}
+check "rm of a running job's object is refused and its object stays" \
+	test -e "$OBJ"
+check "the refusal is in .stfs/audit at once" \
+	grep -qF " path=$REL " "$M/.stfs/audit"
+g0=$(stat_of stfs_fuse_read_total)
+g1=$(stat_of stfs_fuse_read_total)
+check "the read counter moves between two reads of .stfs/stats" \
+	test "$g1" -gt "$g0"
+
+# ---- a change to storage between two walks is seen by the second walk
+J=$(engine_jobs_tsv "$PORT" | awk -F'\t' '$2 == "FINISHED" { print $1; exit }')
+before=$(cat "$M/jobs/$J/status")
+n_before=$(find "$M/jobs/$J" | wc -l)
+find "$M/jobs" >/dev/null
+SRC=$(ls "$NS/$J" | grep -- '-1-[0-9]*\.ser$' | head -1)
+cp "$NS/$J/$SRC" "$NS/$J/1796124899999-1-1-999.ser"
+sleep 6 # storage_ttl
+find "$M/jobs" >/dev/null
+sleep 0.5 # the relisting runs in the background: a walk after it
+check "a checkpoint object added to storage shows in the next walk" \
+	test "$(find "$M/jobs/$J" | wc -l)" -gt "$n_before"
+after=$(cat "$M/jobs/$J/status")
+check "the job's status is re-rendered after the storage change" \
+	test "$before" != "$after"
+
+# ---- a change to the engine between two walks is seen by the second walk
+RUN2=$(engine_jobs_tsv "$PORT" | awk -F'\t' '$2 == "RUNNING" { print $1 }' | tail -1)
+check_eq "status before the engine change" RUNNING \
+	"$(awk '$1 == "state" { print $2 }' "$M/jobs/$RUN2/status")"
+find "$M/jobs" >/dev/null
+sim_ctl "$PORT" POST /__sim/job "{\"jobId\":\"$RUN2\",\"jobStatus\":\"FAILED\"}" >/dev/null
+sleep 2 # engine_ttl
+find "$M/jobs" >/dev/null
+sleep 0.5 # the engine is asked again in the background: a walk after it
+find "$M/jobs" >/dev/null
+check_eq "status after the engine change" FAILED \
+	"$(awk '$1 == "state" { print $2 }' "$M/jobs/$RUN2/status")"
+
+unmount_stfs "$M"
+finish
