@@ -225,8 +225,11 @@ void engine_get_stats(struct engine *e, struct engine_stats *out);
  * Parse a job list: a plain JSON array or the paged form {"data":[...],
  * "total":N}.  Appends to *jobs and *n (realloc'd; entries whose jobId is not
  * 1-19 digits, or that are not objects, are skipped with a log_warn).
- * `*root` is a JSON array holding a reference to every accepted job object:
- * created when NULL on entry, appended to otherwise (so pages accumulate);
+ * `*root` is a JSON array holding a reference to the `metrics` object of
+ * every accepted job (the only part of its JSON tree a job keeps; a plain
+ * array is parsed one element at a time, so the whole list is never one
+ * tree in memory): created when NULL on entry, appended to otherwise (so
+ * pages accumulate);
  * the caller keeps it alive as long as the jobs, then json_decref's it.
  * `running` marks the jobs.  *total receives "total" (the array size when
  * "total" is missing or bad) or -1 for the plain form.  0, -EPROTO (not a
