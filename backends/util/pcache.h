@@ -8,6 +8,10 @@
  * whatever happens meanwhile.
  *
  * Entries are immutable and reference-counted.  Thread-safe (one mutex).
+ * The cache is bounded by entries and by bytes (README "Memory"): when an
+ * insert goes past either cap the oldest entries are dropped first (a
+ * dropped entry stays valid for whoever holds a reference; the next
+ * lookup misses and renders again).
  */
 #ifndef STFS_PCACHE_H
 #define STFS_PCACHE_H
@@ -24,12 +28,21 @@ struct pc_entry {
 	int64_t mtime_s; /* the source's time, not "now" */
 	int64_t expires_mono_ms;
 	struct pc_entry *next; /* chain; protected by the cache lock */
+	/* insertion order, oldest first; protected by the cache lock */
+	struct pc_entry *older, *newer;
+	size_t cost; /* bytes charged to the cache */
 };
 
 struct pcache;
 
-/** A cache whose entries live `ttl_ms`.  NULL when out of memory. */
+/** A cache whose entries live `ttl_ms`, without caps.  NULL on ENOMEM. */
 struct pcache *pcache_new(unsigned ttl_ms);
+/**
+ * The same, holding at most `max_entries` entries and `max_bytes` bytes
+ * (content, path and bookkeeping; 0: no cap of that kind).
+ */
+struct pcache *pcache_new_capped(unsigned ttl_ms, size_t max_entries,
+				 size_t max_bytes);
 void pcache_free(struct pcache *pc);
 
 /** A fresh entry for `path` (a reference: pcache_put it), or NULL. */
@@ -48,6 +61,12 @@ void pcache_put(struct pc_entry *e);
 void pcache_clear(struct pcache *pc);
 /** Number of cached entries (for stats). */
 size_t pcache_count(struct pcache *pc);
+
+struct pcache_stats {
+	size_t entries, bytes;
+	uint64_t evictions; /* entries dropped by a cap (not by age) */
+};
+void pcache_get_stats(struct pcache *pc, struct pcache_stats *out);
 
 /** 64-bit FNV-1a of a string; also the stable inode number of a path. */
 uint64_t pcache_hash(const char *s);

@@ -724,8 +724,20 @@ int render_stats(struct view *v, struct buf *out)
 	if (fs->imap)
 		hist_render(out, "stfs_backend_request_duration_seconds",
 			    "backend=\"imap\"", &fs->imap->stats.latency);
-	stat_line(out, "stfs_pcache_entries", "Cached pseudo-files.", "gauge",
-		  pcache_count(fs->pc));
+	{
+		struct pcache_stats ps;
+
+		pcache_get_stats(fs->pc, &ps);
+		stat_line(out, "stfs_pcache_entries", "Cached pseudo-files.",
+			  "gauge", ps.entries);
+		stat_line(out, "stfs_pcache_bytes",
+			  "Bytes held by the pseudo-file cache (cache_max_mb).",
+			  "gauge", ps.bytes);
+		stat_line(out, "stfs_pcache_evictions_total",
+			  "Pseudo-files dropped by cache_max_entries or "
+			  "cache_max_mb.",
+			  "counter", ps.evictions);
+	}
 	return buf_err(out);
 }
 
