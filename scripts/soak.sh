@@ -13,7 +13,7 @@
 # Loopback only; needs root (FUSE), node/npm (s3rver), curl, python3.
 #
 #   SOAK_SECONDS=600   length of the loop
-#   SOAK_JOBS=400      jobs of the local namespace (x 2 pipelines x 5)
+#   SOAK_JOBS=200      jobs of the local namespace (x 2 pipelines x 5)
 #   SOAK_S3_JOBS=40    of those, the jobs uploaded to s3rver
 #   SOAK_SAMPLE=5      seconds between RSS samples
 #   SOAK_WARMUP=60     seconds of warm-up (its peak is the reference)
@@ -24,7 +24,7 @@
 # made, failed inside fault windows, and lost.
 . "$(dirname "$0")/../tests/integration/lib.sh"
 SECS=${SOAK_SECONDS:-600}
-JOBS=${SOAK_JOBS:-400}
+JOBS=${SOAK_JOBS:-200}
 S3_JOBS=${SOAK_S3_JOBS:-40}
 SAMPLE=${SOAK_SAMPLE:-5}
 WARMUP=${SOAK_WARMUP:-60}
