@@ -72,6 +72,8 @@ struct stfs_conf {
 	unsigned cache_max_mb;	    /* pseudo-file cache bytes, MiB (16) */
 	unsigned readahead_max_mb;  /* read-ahead windows of every open file
 				       of every object store, MiB (64) */
+	unsigned type_cache_max_entries; /* decoded checkpoint types (200000) */
+	unsigned type_cache_max_mb;	 /* their bytes, MiB (32) */
 
 	/* engine HTTP auth (basic), optional; password is a secret */
 	char *engine_user;

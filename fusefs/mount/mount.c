@@ -24,6 +24,9 @@ int stfs_init(struct stfs *fs)
 				   (size_t)fs->conf.cache_max_mb << 20);
 	fs->walsum = pcache_new(STFS_WALSUM_TTL_MS);
 	fs->ck = ckinfo_new();
+	if (fs->ck)
+		ckinfo_set_caps(fs->ck, fs->conf.type_cache_max_entries,
+				(size_t)fs->conf.type_cache_max_mb << 20);
 	fs->dc = decision_cache_new();
 	fs->uid = getuid();
 	fs->gid = getgid();
