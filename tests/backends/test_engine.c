@@ -24,30 +24,6 @@
 
 #define FIX "tests/fixtures/engine/"
 
-/* the job's metric `k` (a string), parsed from metrics_json; NULL if none */
-static const char *metric(const struct engine_job *j, const char *k)
-{
-	static char v[128];
-	json_t *m = engine_job_metrics(j);
-	const char *s = json_string_value(json_object_get(m, k));
-
-	if (!s) {
-		json_decref(m);
-		return NULL;
-	}
-	snprintf(v, sizeof(v), "%s", s);
-	json_decref(m);
-	return v;
-}
-
-static bool has_metrics(const struct engine_job *j)
-{
-	json_t *m = engine_job_metrics(j);
-
-	json_decref(m);
-	return m != NULL;
-}
-
 static char *load_fixture(const char *name)
 {
 	char *data = NULL;
@@ -575,8 +551,8 @@ static void test_engine_job_info(void **state)
 	assert_string_equal(j.id, "953211384710987777");
 	assert_int_equal(j.state, JS_RUNNING);
 	assert_true(j.running);
-	assert_true(has_metrics(&j));
-	assert_string_equal(metric(&j, "SourceReceivedCount"), "1200");
+	assert_true(tu_has_metrics(&j));
+	assert_string_equal(tu_metric(&j, "SourceReceivedCount"), "1200");
 	assert_int_equal(j.n_pipelines, 1);
 	engine_job_release(&j);
 	assert_int_equal(engine_job_info(e, "123", &j), -ENOENT);
@@ -778,7 +754,7 @@ static void test_engine_finished_jobs_fallback(void **state)
 	assert_int_equal(j->state, JS_FAILED);
 	assert_false(j->running);
 	assert_string_equal(j->name, "j11");
-	assert_true(has_metrics(j));
+	assert_true(tu_has_metrics(j));
 	j = engine_snap_find(snap, "12");
 	assert_non_null(j);
 	assert_int_equal(j->state, JS_UNKNOWN);

@@ -19,30 +19,6 @@
 
 #define FIX "tests/fixtures/engine/"
 
-/* the job's metric `k` (a string), parsed from metrics_json; NULL if none */
-static const char *metric(const struct engine_job *j, const char *k)
-{
-	static char v[128];
-	json_t *m = engine_job_metrics(j);
-	const char *s = json_string_value(json_object_get(m, k));
-
-	if (!s) {
-		json_decref(m);
-		return NULL;
-	}
-	snprintf(v, sizeof(v), "%s", s);
-	json_decref(m);
-	return v;
-}
-
-static bool has_metrics(const struct engine_job *j)
-{
-	json_t *m = engine_job_metrics(j);
-
-	json_decref(m);
-	return m != NULL;
-}
-
 static char *load_fixture(const char *name, size_t *len)
 {
 	char *data = NULL;
@@ -199,8 +175,8 @@ static void test_engine_parse_job_list_running(void **state)
 	assert_null(strstr(j->json, "\n "));
 	assert_non_null(strstr(j->json, "\"isStartWithSavePoint\":false,"
 					"\"metrics\":{"));
-	assert_true(has_metrics(j));
-	assert_string_equal(metric(j, "SinkWriteCount"), "1200");
+	assert_true(tu_has_metrics(j));
+	assert_string_equal(tu_metric(j, "SinkWriteCount"), "1200");
 	assert_int_equal(strncmp(j->metrics_json,
 				 "{\"SourceReceivedCount\":\"1200\",", 30),
 			 0);
@@ -261,7 +237,8 @@ static void test_engine_parse_job_list_paged(void **state)
 	assert_int_equal(l.n, 4);
 	assert_int_equal(json_array_size(l.root), 0);
 	assert_string_equal(l.jobs[3].id, "1004");
-	assert_string_equal(metric(&l.jobs[3], "SourceReceivedCount"), "1200");
+	assert_string_equal(tu_metric(&l.jobs[3], "SourceReceivedCount"),
+			    "1200");
 	list_free(&l);
 }
 
@@ -342,10 +319,10 @@ static void test_engine_parse_job_list_keeps_no_tree(void **state)
 	assert_string_equal(l.jobs[0].name, "a]\"},[x{");
 	/* nothing of the JSON tree is kept */
 	assert_int_equal(json_array_size(l.root), 0);
-	assert_true(has_metrics(&l.jobs[0]));
-	assert_true(has_metrics(&l.jobs[2]));
+	assert_true(tu_has_metrics(&l.jobs[0]));
+	assert_true(tu_has_metrics(&l.jobs[2]));
 	assert_string_equal(l.jobs[1].metrics_json, "{}\n");
-	assert_string_equal(metric(&l.jobs[0], "SinkWriteCount"), "7");
+	assert_string_equal(tu_metric(&l.jobs[0], "SinkWriteCount"), "7");
 	list_free(&l);
 	for (size_t i = 0; i < sizeof(bad_late) / sizeof(bad_late[0]); i++) {
 		memset(&l, 0, sizeof(l));
@@ -456,7 +433,7 @@ static void test_engine_parse_job_object_finished(void **state)
 	assert_false(j.running);
 	assert_int_equal(j.finish_s, 1741356340);
 	assert_int_equal(j.create_s, 1741356131);
-	assert_string_equal(metric(&j, "SourceReceivedCount"), "5");
+	assert_string_equal(tu_metric(&j, "SourceReceivedCount"), "5");
 	engine_job_clear(&j);
 	json_decref(root);
 }
