@@ -13,8 +13,8 @@
 # Loopback only; needs root (FUSE), node/npm (s3rver), curl, python3.
 #
 #   SOAK_SECONDS=600   length of the loop
-#   SOAK_JOBS=200      jobs of the local namespace (x 2 pipelines x 5)
-#   SOAK_S3_JOBS=40    of those, the jobs uploaded to s3rver
+#   SOAK_JOBS=100      jobs of the local namespace (x 2 pipelines x 5)
+#   SOAK_S3_JOBS=20    of those, the jobs uploaded to s3rver
 #   SOAK_SAMPLE=5      seconds between RSS samples
 #   SOAK_WARMUP=60     seconds of warm-up (its peak is the reference)
 #   SOAK_GROWTH_MB=24  allowed growth over the warm-up peak
@@ -24,8 +24,8 @@
 # made, failed inside fault windows, and lost.
 . "$(dirname "$0")/../tests/integration/lib.sh"
 SECS=${SOAK_SECONDS:-600}
-JOBS=${SOAK_JOBS:-200}
-S3_JOBS=${SOAK_S3_JOBS:-40}
+JOBS=${SOAK_JOBS:-100}
+S3_JOBS=${SOAK_S3_JOBS:-20}
 SAMPLE=${SOAK_SAMPLE:-5}
 WARMUP=${SOAK_WARMUP:-60}
 GROWTH=${SOAK_GROWTH_MB:-24}
