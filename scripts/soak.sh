@@ -12,7 +12,7 @@
 #     than SOAK_GROWTH_MB, or goes over SOAK_RSS_MAX_MB.
 # Loopback only; needs root (FUSE), node/npm (s3rver), curl, python3.
 #
-#   SOAK_SECONDS=600   length of the loop
+#   SOAK_SECONDS=600   length of the loop (faults need 60 or more)
 #   SOAK_JOBS=100      jobs of the local namespace (x 2 pipelines x 5)
 #   SOAK_S3_JOBS=20    of those, the jobs uploaded to s3rver
 #   SOAK_SAMPLE=5      seconds between RSS samples
@@ -129,7 +129,7 @@ PIDS+=("$SAMPLER")
 : >"$OUT/faults"
 (
 	# every 40 s: the simulator frozen for 8 s, later a 10 s 503 storm
-	while [ "$(now_ms)" -lt "$((END - 30000))" ]; do
+	while [ "$(now_ms)" -lt "$((END - 19000))" ]; do
 		sleep 10
 		s=$(now_ms)
 		kill -STOP "$SIM"
