@@ -614,9 +614,9 @@ static int arr_next(struct arr_iter *it, size_t *s, size_t *e)
 }
 
 /* Accept array entry `v` (index i) as job (*jobs)[*n]; it keeps texts
- * only, nothing of the tree (`root` is not needed for it any more). */
-static int take_job(json_t *v, size_t i, bool running, json_t *root,
-		    struct engine_job *jobs, size_t *n)
+ * only, nothing of the tree. */
+static int take_job(json_t *v, size_t i, bool running, struct engine_job *jobs,
+		    size_t *n)
 {
 	struct engine_job *j = &jobs[*n];
 	int r = engine_job_from_json(v, running, j);
@@ -629,7 +629,6 @@ static int take_job(json_t *v, size_t i, bool running, json_t *root,
 			 running ? "running" : "finished", i);
 		return 0;
 	}
-	(void)root;
 	(*n)++;
 	return 0;
 }
@@ -654,12 +653,10 @@ static int jobs_room(struct engine_job **jobs, size_t n, size_t more)
  * Nothing is appended on 1.
  */
 static int parse_list_streamed(const char *txt, size_t len, bool running,
-			       json_t *root, struct engine_job **jobs,
-			       size_t *n)
+			       struct engine_job **jobs, size_t *n)
 {
 	struct arr_iter it = {.t = txt, .len = len, .first = true};
 	size_t p = 0, s, e, count = 0, i, base = *n;
-	size_t root0 = json_array_size(root);
 	int r;
 
 	while (p < len && js_ws(txt[p]))
@@ -685,12 +682,9 @@ static int parse_list_streamed(const char *txt, size_t len, bool running,
 			for (size_t k = base; k < *n; k++)
 				engine_job_clear(&(*jobs)[k]);
 			*n = base;
-			while (json_array_size(root) > root0)
-				json_array_remove(root,
-						  json_array_size(root) - 1);
 			return 1;
 		}
-		r = take_job(v, i, running, root, *jobs, n);
+		r = take_job(v, i, running, *jobs, n);
 		json_decref(v);
 		if (r)
 			return r;
@@ -727,8 +721,7 @@ int engine_parse_job_list(const char *txt, size_t len, bool running,
 	/* a plain array is parsed one job at a time */
 	if (utf8_repair(txt, len, &fixed, &flen, &n_bad) == 0) {
 		rc = parse_list_streamed(fixed ? fixed : txt,
-					 fixed ? flen : len, running, *root,
-					 jobs, n);
+					 fixed ? flen : len, running, jobs, n);
 		if (rc <= 0) {
 			if (n_bad)
 				log_warn("engine: %zu invalid UTF-8 "
@@ -768,7 +761,7 @@ int engine_parse_job_list(const char *txt, size_t len, bool running,
 	json_array_foreach (arr, i, v) {
 		if (rc)
 			break;
-		rc = take_job(v, i, running, *root, *jobs, n);
+		rc = take_job(v, i, running, *jobs, n);
 	}
 out:
 	if (rc) {
