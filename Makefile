@@ -5,6 +5,7 @@
 #   make test       install deps, build, run unit + script + integration tests
 #   make check      unit tests under ASan+UBSan
 #   make fuzz       libFuzzer targets for every parser (FUZZ_TIME seconds each)
+#   make soak       walks and reads under faults, RSS sampled (SOAK_SECONDS)
 #   make install    PREFIX=/usr/local DESTDIR=
 #
 # Flags the build needs are kept apart from user CFLAGS (redis's FINAL_CFLAGS).
@@ -61,7 +62,7 @@ COV_CC    ?= gcc
 COV_FLAGS = --coverage -O0 -g
 TSAN_FLAGS = -fsanitize=thread -fno-omit-frame-pointer -O1 -g
 
-.PHONY: all deps demo demo-stop test unit check coverage fuzz bench bench-wal install uninstall \
+.PHONY: all deps demo demo-stop test unit check coverage fuzz bench bench-wal soak install uninstall \
 	format format-check lint clang-check clean
 all: build/stfs
 
@@ -155,6 +156,11 @@ demo-stop:
 bench: deps all
 	@scripts/bench.sh
 	@scripts/bench-wal.sh
+
+# soak: walks and reads under faults with the daemons' RSS sampled, about
+# 10 minutes (SOAK_SECONDS); not part of make test (README "Memory")
+soak: all
+	@scripts/soak.sh
 
 # the IMap summary of a 1 GiB WAL alone (throughput, peak RSS)
 bench-wal: all

@@ -1035,7 +1035,6 @@ void engine_job_release(struct engine_job *j)
 {
 	if (!j)
 		return;
-	json_decref(j->metrics);
 	engine_job_clear(j);
 }
 
@@ -1076,8 +1075,6 @@ static int rest_job_info(struct rest_engine *e, const char *id,
 			continue;
 		}
 		atomic_store(&e->preferred, idx);
-		if (!rc && out->metrics)
-			json_incref(out->metrics);
 		json_decref(root);
 		done = true;
 		break;

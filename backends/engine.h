@@ -86,9 +86,7 @@ struct engine_job {
 	char *metrics_json; /* the "metrics" object, compact + "\n"; "{}\n" if
 			       absent */
 	size_t metrics_json_len;
-	json_t *metrics; /* the parsed "metrics" object (borrowed; read-only),
-			    or NULL */
-	int *pipelines;	 /* pipeline ids from jobDag.pipelineEdges, sorted */
+	int *pipelines; /* pipeline ids from jobDag.pipelineEdges, sorted */
 	size_t n_pipelines;
 };
 
@@ -225,8 +223,11 @@ void engine_get_stats(struct engine *e, struct engine_stats *out);
  * Parse a job list: a plain JSON array or the paged form {"data":[...],
  * "total":N}.  Appends to *jobs and *n (realloc'd; entries whose jobId is not
  * 1-19 digits, or that are not objects, are skipped with a log_warn).
- * `*root` is a JSON array holding a reference to every accepted job object:
- * created when NULL on entry, appended to otherwise (so pages accumulate);
+ * `*root` is a JSON array (kept for the callers' bookkeeping; it holds
+ * nothing now: a job keeps its texts, not its JSON tree, and a plain array
+ * is parsed one element at a time, so the list is never one tree in
+ * memory — README "Memory"): created when NULL on entry, appended to
+ * otherwise;
  * the caller keeps it alive as long as the jobs, then json_decref's it.
  * `running` marks the jobs.  *total receives "total" (the array size when
  * "total" is missing or bad) or -1 for the plain form.  0, -EPROTO (not a
@@ -249,6 +250,12 @@ int engine_parse_job_object(const char *txt, size_t len, json_t **root,
 int engine_job_from_json(json_t *obj, bool running, struct engine_job *out);
 /** Free what engine_job_from_json allocated (not the json). */
 void engine_job_clear(struct engine_job *j);
+/**
+ * The job's "metrics" object, parsed again from metrics_json (a job keeps
+ * the text only: the tree of 10,000 jobs' metrics cost ~100 MB): a new
+ * reference (json_decref it), or NULL when absent or out of memory.
+ */
+json_t *engine_job_metrics(const struct engine_job *j);
 /** "yyyy-MM-dd HH:mm:ss" (local time) -> epoch seconds; -1 if malformed. */
 int64_t engine_parse_time(const char *s);
 

@@ -287,6 +287,21 @@ void engine_job_clear(struct engine_job *j)
 	memset(j, 0, sizeof(*j));
 }
 
+json_t *engine_job_metrics(const struct engine_job *j)
+{
+	json_t *m;
+
+	if (!j || !j->metrics_json)
+		return NULL;
+	m = json_loadb(j->metrics_json, j->metrics_json_len, JSON_ALLOW_NUL,
+		       NULL);
+	if (m && !json_is_object(m)) {
+		json_decref(m);
+		return NULL;
+	}
+	return m;
+}
+
 int engine_job_from_json(json_t *obj, bool running, struct engine_job *out)
 {
 	json_t *jid, *metrics;
@@ -335,7 +350,6 @@ int engine_job_from_json(json_t *obj, bool running, struct engine_job *out)
 		goto fail;
 	metrics = json_object_get(obj, "metrics");
 	if (json_is_object(metrics)) {
-		out->metrics = metrics;
 		out->metrics_json = dump_nl(metrics, &out->metrics_json_len);
 	} else {
 		out->metrics_json = strdup("{}\n");
@@ -526,21 +540,205 @@ static json_t *load(const char *txt, size_t len, char *msg, size_t msgsz)
 	return root;
 }
 
+/*
+ * The elements of a plain top-level JSON array, one at a time, so that a
+ * list of 10,000 jobs is never one document in memory (its jansson tree
+ * costs ~15x the text: README "Memory").  it->pos starts after the '['.
+ * 1 and [*s, *e) the next element; 0 at the closing ']' (only white space
+ * after it); -1 when the text is not such an array (the caller then loads
+ * it whole, which reports the error).
+ */
+struct arr_iter {
+	const char *t;
+	size_t len, pos;
+	bool first;
+};
+
+static bool js_ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static int arr_next(struct arr_iter *it, size_t *s, size_t *e)
+{
+	const char *t = it->t;
+	size_t p = it->pos, depth = 0;
+	bool in_str = false;
+
+	while (p < it->len && js_ws(t[p]))
+		p++;
+	if (p < it->len && t[p] == ']') {
+		for (p++; p < it->len && js_ws(t[p]); p++)
+			;
+		return p == it->len ? 0 : -1;
+	}
+	if (!it->first) {
+		if (p >= it->len || t[p] != ',')
+			return -1;
+		for (p++; p < it->len && js_ws(t[p]); p++)
+			;
+	}
+	*s = p;
+	for (; p < it->len; p++) {
+		char c = t[p];
+
+		if (in_str) {
+			if (c == '\\')
+				p++;
+			else if (c == '"')
+				in_str = false;
+			continue;
+		}
+		if (c == '"') {
+			in_str = true;
+		} else if (c == '{' || c == '[') {
+			depth++;
+		} else if (c == '}' || c == ']') {
+			if (depth == 0)
+				break; /* the array's own ']' */
+			depth--;
+		} else if (depth == 0 && (c == ',' || js_ws(c))) {
+			break;
+		}
+		if (depth == 0 && (c == '}' || c == ']')) {
+			p++;
+			break;
+		}
+	}
+	if (in_str || depth || p == *s || p > it->len)
+		return -1;
+	*e = p;
+	it->pos = p;
+	it->first = false;
+	return 1;
+}
+
+/* Accept array entry `v` (index i) as job (*jobs)[*n]; it keeps texts
+ * only, nothing of the tree. */
+static int take_job(json_t *v, size_t i, bool running, struct engine_job *jobs,
+		    size_t *n)
+{
+	struct engine_job *j = &jobs[*n];
+	int r = engine_job_from_json(v, running, j);
+
+	if (r == -ENOMEM)
+		return r;
+	if (r) {
+		log_warn("engine: %s list entry %zu skipped: not a job "
+			 "object with a 1-19 digit jobId",
+			 running ? "running" : "finished", i);
+		return 0;
+	}
+	(*n)++;
+	return 0;
+}
+
+/* grow *jobs for `more` entries after *n */
+static int jobs_room(struct engine_job **jobs, size_t n, size_t more)
+{
+	struct engine_job *nj;
+
+	if (!more)
+		return 0;
+	nj = realloc(*jobs, (n + more) * sizeof(**jobs));
+	if (!nj)
+		return -ENOMEM;
+	*jobs = nj;
+	return 0;
+}
+
+/*
+ * The plain-array form, element by element.  1: not handled (not a
+ * well-formed array of well-formed elements: parse it whole); 0 or -ENOMEM.
+ * Nothing is appended on 1.
+ */
+static int parse_list_streamed(const char *txt, size_t len, bool running,
+			       struct engine_job **jobs, size_t *n)
+{
+	struct arr_iter it = {.t = txt, .len = len, .first = true};
+	size_t p = 0, s, e, count = 0, i, base = *n;
+	int r;
+
+	while (p < len && js_ws(txt[p]))
+		p++;
+	if (p >= len || txt[p] != '[')
+		return 1;
+	it.pos = p + 1;
+	while ((r = arr_next(&it, &s, &e)) == 1)
+		count++;
+	if (r < 0)
+		return 1;
+	if (jobs_room(jobs, *n, count))
+		return -ENOMEM;
+	it.pos = p + 1;
+	it.first = true;
+	for (i = 0; arr_next(&it, &s, &e) == 1; i++) {
+		json_error_t jerr;
+		json_t *v = json_loadb(txt + s, e - s,
+				       JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
+
+		if (!v) {
+			/* undo: the whole-document load reports the error */
+			for (size_t k = base; k < *n; k++)
+				engine_job_clear(&(*jobs)[k]);
+			*n = base;
+			return 1;
+		}
+		r = take_job(v, i, running, *jobs, n);
+		json_decref(v);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 int engine_parse_job_list(const char *txt, size_t len, bool running,
 			  json_t **root, struct engine_job **jobs, size_t *n,
 			  long *total, char *msg, size_t msgsz)
 {
-	json_t *doc, *arr, *v;
+	json_t *doc = NULL, *arr, *v;
 	size_t i, base = *n;
 	int rc = 0;
 	bool made_root = false;
+	char *fixed = NULL;
+	size_t flen = 0, n_bad = 0;
 
 	*total = -1;
 	if (msgsz)
 		msg[0] = '\0';
-	doc = load(txt, len, msg, msgsz);
-	if (!doc)
+	if (!txt) {
+		buf_fmt(msg, msgsz, "empty answer");
 		return -EPROTO;
+	}
+	if (!*root) {
+		*root = json_array();
+		if (!*root) {
+			buf_fmt(msg, msgsz, "out of memory");
+			return -ENOMEM;
+		}
+		made_root = true;
+	}
+	/* a plain array is parsed one job at a time */
+	if (utf8_repair(txt, len, &fixed, &flen, &n_bad) == 0) {
+		rc = parse_list_streamed(fixed ? fixed : txt,
+					 fixed ? flen : len, running, jobs, n);
+		if (rc <= 0) {
+			if (n_bad)
+				log_warn("engine: %zu invalid UTF-8 "
+					 "sequence(s) in an answer replaced "
+					 "by U+FFFD",
+					 n_bad);
+			free(fixed);
+			goto out;
+		}
+		rc = 0; /* not a plain array of JSON values: load it whole */
+	}
+	free(fixed);
+	doc = load(txt, len, msg, msgsz);
+	if (!doc) {
+		rc = -EPROTO;
+		goto out_proto;
+	}
 	if (json_is_array(doc)) {
 		arr = doc;
 	} else if (json_is_object(doc) &&
@@ -556,59 +754,26 @@ int engine_parse_job_list(const char *txt, size_t len, bool running,
 	} else {
 		if (!error_body(doc, msg, msgsz))
 			buf_fmt(msg, msgsz, "not a job list");
-		json_decref(doc);
-		return -EPROTO;
+		rc = -EPROTO;
+		goto out_proto;
 	}
-	if (!*root) {
-		*root = json_array();
-		if (!*root) {
-			json_decref(doc);
-			return -ENOMEM;
-		}
-		made_root = true;
-	}
-	if (json_array_size(arr) > 0) {
-		struct engine_job *nj;
-		size_t want = *n + json_array_size(arr);
-
-		nj = realloc(*jobs, want * sizeof(**jobs));
-		if (!nj) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		*jobs = nj;
-	}
+	rc = jobs_room(jobs, *n, json_array_size(arr));
 	json_array_foreach (arr, i, v) {
-		struct engine_job *j = &(*jobs)[*n];
-		int r = engine_job_from_json(v, running, j);
-
-		if (r == -ENOMEM) {
-			rc = r;
-			goto out;
-		}
-		if (r) {
-			log_warn("engine: %s list entry %zu skipped: not a job "
-				 "object with a 1-19 digit jobId",
-				 running ? "running" : "finished", i);
-			continue;
-		}
-		if (json_array_append(*root, v)) {
-			engine_job_clear(j);
-			rc = -ENOMEM;
-			goto out;
-		}
-		(*n)++;
+		if (rc)
+			break;
+		rc = take_job(v, i, running, *jobs, n);
 	}
 out:
 	if (rc) {
 		for (size_t k = base; k < *n; k++)
 			engine_job_clear(&(*jobs)[k]);
 		*n = base;
-		if (made_root) {
-			json_decref(*root);
-			*root = NULL;
-		}
 		buf_fmt(msg, msgsz, "out of memory");
+	}
+out_proto:
+	if (rc && made_root) {
+		json_decref(*root);
+		*root = NULL;
 	}
 	json_decref(doc);
 	return rc;

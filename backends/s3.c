@@ -17,7 +17,8 @@
  * fetch the next one, so that a sequential reader finds it ready.  Random
  * reads never prefetch.  One fetch per (key, range): a reader that needs a
  * window being fetched waits for it (at most the deadline plus a margin)
- * and shares its result, error included.  At most 64 MiB and 64 windows,
+ * and shares its result, error included.  At most readahead_max_mb (64 MiB)
+ * over every backend of the process and 64 windows per backend,
  * least recently used evicted, windows trusted for storage_ttl_ms; a read
  * that hit the deadline fails again at once for a second (the kernel
  * re-reads a failed page by itself).  Listed names with
@@ -75,6 +76,24 @@
 #define RA_MIN		 ((size_t)128 << 10)
 #define RA_MAX		 ((size_t)8 << 20)
 #define RA_TOTAL	 ((size_t)64 << 20)
+
+/*
+ * One read-ahead budget for the process (readahead_max_mb, README
+ * "Memory"): the windows of every open file of every object-store backend
+ * (checkpoint and IMap) count against it.  Atomics; each backend evicts
+ * only its own windows to make room.
+ */
+static size_t ra_budget = RA_TOTAL;
+static size_t ra_global; /* bytes of every backend's windows */
+
+static void ra_charge(size_t *mine, size_t add, size_t sub)
+{
+	*mine = *mine + add - sub;
+	if (add)
+		__atomic_add_fetch(&ra_global, add, __ATOMIC_RELAXED);
+	if (sub)
+		__atomic_sub_fetch(&ra_global, sub, __ATOMIC_RELAXED);
+}
 #ifndef RA_WORKERS
 #define RA_WORKERS 2
 #endif
@@ -326,6 +345,8 @@ static int s3_init(struct backend *be, const char *uri,
 	sp->connect_ms = set.connect_timeout_ms;
 	sp->retries = set.retries;
 	sp->ra_ttl_ms = set.storage_ttl_ms;
+	__atomic_store_n(&ra_budget, (size_t)set.readahead_max_mb << 20,
+			 __ATOMIC_RELAXED);
 	sp->max_keys = env_max_keys(set.env);
 
 	/* region: the setting (explicit, or AWS_REGION imported by conf), the
@@ -422,7 +443,8 @@ static void s3_destroy(struct backend *be)
 		free(c);
 	}
 	sp->chunks = NULL;
-	sp->ra_n = sp->ra_bytes = 0;
+	ra_charge(&sp->ra_bytes, 0, sp->ra_bytes);
+	sp->ra_n = 0;
 	free(sp->to_key);
 	sp->to_key = NULL;
 	if (sp->ra_work_init)
@@ -965,7 +987,7 @@ static void ra_maybe_free(struct s3_priv *sp, struct ra_chunk *c)
 	if (*pp)
 		*pp = c->next;
 	sp->ra_n--;
-	sp->ra_bytes -= c->cost;
+	ra_charge(&sp->ra_bytes, 0, c->cost);
 	free(c->key);
 	free(c->data);
 	free(c);
@@ -1046,7 +1068,9 @@ static off_t ra_next_start(struct s3_priv *sp, const char *key, off_t off)
  */
 static bool ra_make_room(struct s3_priv *sp, size_t need)
 {
-	while (sp->ra_n >= RA_CHUNKS || sp->ra_bytes + need > RA_TOTAL) {
+	while (sp->ra_n >= RA_CHUNKS ||
+	       __atomic_load_n(&ra_global, __ATOMIC_RELAXED) + need >
+		       __atomic_load_n(&ra_budget, __ATOMIC_RELAXED)) {
 		struct ra_chunk *c, *lru = NULL;
 
 		for (c = sp->chunks; c; c = c->next)
@@ -1090,7 +1114,7 @@ static struct ra_chunk *ra_new(struct s3_priv *sp, const char *key, off_t off,
 	c->next = sp->chunks;
 	sp->chunks = c;
 	sp->ra_n++;
-	sp->ra_bytes += want;
+	ra_charge(&sp->ra_bytes, want, 0);
 	return c;
 }
 
@@ -1125,9 +1149,8 @@ static void ra_fetch(struct s3_priv *sp, struct ra_chunk *c)
 		c->eof = eof;
 		c->state = RA_READY;
 		c->born_ms = mono_ms();
-		sp->ra_bytes -= c->cost;
+		ra_charge(&sp->ra_bytes, len, c->cost);
 		c->cost = len;
-		sp->ra_bytes += len;
 	}
 	pthread_cond_broadcast(&sp->ra_done);
 	ra_maybe_free(sp, c);

@@ -121,6 +121,17 @@ static const struct conf_key conf_keys[] = {
 	  "largest engine answer, MiB"),
 	K("engine_max_jobs", CT_COUNT, engine_max_jobs, false, 1, 100000000,
 	  "1000000", "N", "most jobs in one engine list"),
+	K("cache_max_entries", CT_COUNT, cache_max_entries, false, 1, 100000000,
+	  "20000", "N", "pseudo-files kept rendered (oldest dropped first)"),
+	K("cache_max_mb", CT_COUNT, cache_max_mb, false, 1, 65536, "16", "N",
+	  "bytes of the rendered pseudo-files, MiB"),
+	K("readahead_max_mb", CT_COUNT, readahead_max_mb, false, 1, 65536, "64",
+	  "N", "object-store read-ahead of all open files, MiB"),
+	K("type_cache_max_entries", CT_COUNT, type_cache_max_entries, false, 1,
+	  100000000, "200000", "N",
+	  "decoded checkpoint types kept (oldest dropped first)"),
+	K("type_cache_max_mb", CT_COUNT, type_cache_max_mb, false, 1, 65536,
+	  "32", "N", "bytes of the decoded checkpoint types, MiB"),
 	K("engine_user", CT_STR, engine_user, false, 0, 0, NULL, "NAME",
 	  "engine basic-auth user"),
 	K("engine_password", CT_SECRET, engine_password, false, 0, 0, NULL,
@@ -794,6 +805,10 @@ void conf_objstore_settings(const struct stfs_conf *c,
 		.storage_ttl_ms = c && c->storage_ttl_ms
 					  ? c->storage_ttl_ms
 					  : conf_default_u("storage_ttl"),
+		.readahead_max_mb =
+			c && c->readahead_max_mb
+				? c->readahead_max_mb
+				: conf_default_u("readahead_max_mb"),
 	};
 	if (!c)
 		return;

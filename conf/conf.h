@@ -67,6 +67,13 @@ struct stfs_conf {
 				     live (3600) */
 	unsigned engine_max_mb;	  /* bytes of one engine answer, MiB (32) */
 	unsigned engine_max_jobs; /* jobs of one engine snapshot (1000000) */
+	/* memory caps (README "Memory") */
+	unsigned cache_max_entries; /* pseudo-file cache entries (20000) */
+	unsigned cache_max_mb;	    /* pseudo-file cache bytes, MiB (16) */
+	unsigned readahead_max_mb;  /* read-ahead windows of every open file
+				       of every object store, MiB (64) */
+	unsigned type_cache_max_entries; /* decoded checkpoint types (200000) */
+	unsigned type_cache_max_mb;	 /* their bytes, MiB (32) */
 
 	/* engine HTTP auth (basic), optional; password is a secret */
 	char *engine_user;
@@ -263,6 +270,8 @@ int conf_protect_secrets(const struct stfs_conf *c);
  */
 struct objstore_settings {
 	unsigned timeout_ms, connect_timeout_ms, retries, storage_ttl_ms;
+	unsigned readahead_max_mb; /* one budget for the process (README
+				      "Memory") */
 	const char *access_key;
 	const char *secret_key, *session_token; /* secrets */
 	const char *keys_from; /* where access_key came from (no secret) */

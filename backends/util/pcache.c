@@ -1,6 +1,7 @@
 #include "util/pcache.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -10,7 +11,10 @@
 struct pcache {
 	pthread_mutex_t lock;
 	unsigned ttl_ms;
-	size_t count;
+	size_t max_entries, max_bytes; /* 0: no cap */
+	size_t count, bytes;
+	uint64_t evictions;
+	struct pc_entry *oldest, *newest; /* insertion order */
 	size_t inserts_since_sweep;
 	struct pc_entry *bucket[PC_BUCKETS]; /* protected by lock */
 };
@@ -51,7 +55,8 @@ uint64_t pcache_mix(uint64_t h, const void *p, size_t len)
 	return h ? h : 1;
 }
 
-struct pcache *pcache_new(unsigned ttl_ms)
+struct pcache *pcache_new_capped(unsigned ttl_ms, size_t max_entries,
+				 size_t max_bytes)
 {
 	struct pcache *pc = calloc(1, sizeof(*pc));
 
@@ -59,7 +64,14 @@ struct pcache *pcache_new(unsigned ttl_ms)
 		return NULL;
 	pthread_mutex_init(&pc->lock, NULL);
 	pc->ttl_ms = ttl_ms;
+	pc->max_entries = max_entries;
+	pc->max_bytes = max_bytes;
 	return pc;
+}
+
+struct pcache *pcache_new(unsigned ttl_ms)
+{
+	return pcache_new_capped(ttl_ms, 0, 0);
 }
 
 struct pc_entry *pcache_ref(struct pc_entry *e)
@@ -79,6 +91,35 @@ void pcache_put(struct pc_entry *e)
 	}
 }
 
+/* Take `e`, already out of its chain, out of the order list and the
+ * counts, and drop the cache's reference.  Lock held. */
+static void pc_forget(struct pcache *pc, struct pc_entry *e)
+{
+	if (e->older)
+		e->older->newer = e->newer;
+	else
+		pc->oldest = e->newer;
+	if (e->newer)
+		e->newer->older = e->older;
+	else
+		pc->newest = e->older;
+	pc->count--;
+	pc->bytes -= e->cost;
+	pcache_put(e);
+}
+
+/* Unlink `e` from its chain, then forget it.  Lock held. */
+static void pc_unlink(struct pcache *pc, struct pc_entry *e)
+{
+	struct pc_entry **pp = &pc->bucket[e->hash % PC_BUCKETS];
+
+	while (*pp && *pp != e)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = e->next;
+	pc_forget(pc, e);
+}
+
 /* Unlink expired entries of every chain. Called with the lock held. */
 static void pc_sweep(struct pcache *pc, int64_t now)
 {
@@ -90,14 +131,45 @@ static void pc_sweep(struct pcache *pc, int64_t now)
 
 			if (e->expires_mono_ms <= now) {
 				*pp = e->next;
-				pc->count--;
-				pcache_put(e);
+				pc_forget(pc, e);
 			} else {
 				pp = &e->next;
 			}
 		}
 	}
 	pc->inserts_since_sweep = 0;
+}
+
+/* Make `e` the newest of the order list (a hit): eviction drops what was
+ * used least recently.  Lock held. */
+static void pc_touch(struct pcache *pc, struct pc_entry *e)
+{
+	if (pc->newest == e)
+		return;
+	if (e->older)
+		e->older->newer = e->newer;
+	else
+		pc->oldest = e->newer;
+	e->newer->older = e->older;
+	e->older = pc->newest;
+	e->newer = NULL;
+	pc->newest->newer = e;
+	pc->newest = e;
+}
+
+static bool pc_over(const struct pcache *pc)
+{
+	return (pc->max_entries && pc->count > pc->max_entries) ||
+	       (pc->max_bytes && pc->bytes > pc->max_bytes);
+}
+
+/* Drop the oldest entries while a cap is exceeded.  Lock held. */
+static void pc_evict(struct pcache *pc)
+{
+	while (pc->oldest && pc_over(pc)) {
+		pc_unlink(pc, pc->oldest);
+		pc->evictions++;
+	}
 }
 
 struct pc_entry *pcache_lookup(struct pcache *pc, const char *path,
@@ -113,6 +185,7 @@ struct pc_entry *pcache_lookup(struct pcache *pc, const char *path,
 		    strcmp(e->path, path) == 0) {
 			if (ver)
 				e->expires_mono_ms = now + PCACHE_IDLE_MS;
+			pc_touch(pc, e);
 			found = pcache_ref(e);
 			break;
 		}
@@ -151,6 +224,7 @@ struct pc_entry *pcache_insert(struct pcache *pc, const char *path, char *data,
 		return NULL;
 	e->ver = ver;
 	e->expires_mono_ms = now + (ver ? PCACHE_IDLE_MS : pc->ttl_ms);
+	e->cost = sizeof(*e) + len + 1 + strlen(path) + 1;
 
 	pthread_mutex_lock(&pc->lock);
 	for (pp = &pc->bucket[h % PC_BUCKETS]; *pp; pp = &(*pp)->next) {
@@ -166,19 +240,26 @@ struct pc_entry *pcache_insert(struct pcache *pc, const char *path, char *data,
 			return ret;
 		}
 		*pp = old->next;
-		pc->count--;
-		pcache_put(old);
+		pc_forget(pc, old);
 		break;
 	}
 	e->next = pc->bucket[h % PC_BUCKETS];
 	pc->bucket[h % PC_BUCKETS] = e;
+	e->older = pc->newest;
+	if (pc->newest)
+		pc->newest->newer = e;
+	else
+		pc->oldest = e;
+	pc->newest = e;
 	pc->count++;
-	/* the caller's reference first: with a ttl of 0 the sweep unlinks and
-	 * drops the entry just inserted, which must outlive it for the caller
-	 */
+	pc->bytes += e->cost;
+	/* the caller's reference before the sweep and the eviction: with a ttl
+	 * of 0 the sweep drops the entry just inserted, and e itself may be
+	 * over a cap; either way it must outlive them for the caller */
 	ret = pcache_ref(e);
 	if (++pc->inserts_since_sweep > 8192)
 		pc_sweep(pc, now);
+	pc_evict(pc);
 	pthread_mutex_unlock(&pc->lock);
 	return ret;
 }
@@ -198,6 +279,15 @@ size_t pcache_count(struct pcache *pc)
 	n = pc->count;
 	pthread_mutex_unlock(&pc->lock);
 	return n;
+}
+
+void pcache_get_stats(struct pcache *pc, struct pcache_stats *out)
+{
+	pthread_mutex_lock(&pc->lock);
+	out->entries = pc->count;
+	out->bytes = pc->bytes;
+	out->evictions = pc->evictions;
+	pthread_mutex_unlock(&pc->lock);
 }
 
 void pcache_free(struct pcache *pc)

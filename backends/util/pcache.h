@@ -16,6 +16,11 @@
  * entry stored with version 0 lives the cache's TTL.
  *
  * Entries are immutable and reference-counted.  Thread-safe (one mutex).
+ * The cache is bounded by entries and by bytes (README "Memory"): when an
+ * insert goes past either cap the least recently used entries are dropped
+ * first (a
+ * dropped entry stays valid for whoever holds a reference; the next
+ * lookup misses and renders again).
  */
 #ifndef STFS_PCACHE_H
 #define STFS_PCACHE_H
@@ -33,6 +38,9 @@ struct pc_entry {
 	uint64_t ver;	 /* the sources' version, or 0: kept for the TTL */
 	int64_t expires_mono_ms; /* protected by the cache lock */
 	struct pc_entry *next;	 /* chain; protected by the cache lock */
+	/* least recently used first; protected by the cache lock */
+	struct pc_entry *older, *newer;
+	size_t cost; /* bytes charged to the cache */
 };
 
 struct pcache;
@@ -40,8 +48,15 @@ struct pcache;
 /* a versioned entry not looked up for this long is dropped (memory) */
 #define PCACHE_IDLE_MS (10 * 60 * 1000)
 
-/** A cache whose unversioned entries live `ttl_ms`.  NULL: out of memory. */
+/** A cache whose unversioned entries live `ttl_ms`, without caps.  NULL on
+ * ENOMEM. */
 struct pcache *pcache_new(unsigned ttl_ms);
+/**
+ * The same, holding at most `max_entries` entries and `max_bytes` bytes
+ * (content, path and bookkeeping; 0: no cap of that kind).
+ */
+struct pcache *pcache_new_capped(unsigned ttl_ms, size_t max_entries,
+				 size_t max_bytes);
 void pcache_free(struct pcache *pc);
 
 /**
@@ -71,6 +86,12 @@ void pcache_put(struct pc_entry *e);
 void pcache_clear(struct pcache *pc);
 /** Number of cached entries (for stats). */
 size_t pcache_count(struct pcache *pc);
+
+struct pcache_stats {
+	size_t entries, bytes;
+	uint64_t evictions; /* entries dropped by a cap (not by age) */
+};
+void pcache_get_stats(struct pcache *pc, struct pcache_stats *out);
 
 /** 64-bit FNV-1a of a string; also the stable inode number of a path. */
 uint64_t pcache_hash(const char *s);

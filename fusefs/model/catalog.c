@@ -466,12 +466,27 @@ static int build_job(struct cat_obj *objs, struct cat_job *jb,
 	return 0;
 }
 
+/* The component of `key` that names its job: the first one, or the one
+ * after "savepoint/" (an upper bound of what classify() takes as the id). */
+static const char *job_comp(const char *key, size_t *len)
+{
+	const char *e;
+
+	if (!strncmp(key, "savepoint/", 10))
+		key += 10;
+	e = strchr(key, '/');
+	*len = e ? (size_t)(e - key) : strlen(key);
+	return key;
+}
+
 /* `owners`: one per entry (from a backend's listing), or NULL */
 static int from_entries(const struct cat_entry *ents,
 			const struct be_owner *owners, size_t n,
 			struct catalog **out)
 {
 	const struct cat_entry **sorted = NULL, *prev = NULL;
+	const char *jc, *pjc = NULL;
+	size_t jl, pjl = 0;
 	struct bobj *bo = NULL;
 	struct catalog *c;
 	size_t i, ns = 0, nb = 0, pool_sz = 0, njobs = 0, s;
@@ -512,8 +527,15 @@ static int from_entries(const struct cat_entry *ents,
 			continue;
 		}
 		prev = sorted[i];
-		/* the key, and room for its job id */
-		pool_sz += 2 * (strlen(sorted[i]->key) + 1);
+		/* the key, and room for its job id once per run of keys of
+		 * one job directory (sorted: a job's keys are adjacent) */
+		pool_sz += strlen(sorted[i]->key) + 1;
+		jc = job_comp(sorted[i]->key, &jl);
+		if (!pjc || jl != pjl || memcmp(jc, pjc, jl)) {
+			pool_sz += jl + 1;
+			pjc = jc;
+			pjl = jl;
+		}
 	}
 
 	c->pool = malloc(pool_sz ? pool_sz : 1);

@@ -24,13 +24,19 @@ struct ck_entry {
 	uint64_t size;
 	int64_t mtime_ns;
 	int type;
-	struct ck_entry *next;
+	struct ck_entry *next;	/* bucket chain */
+	struct ck_entry *newer; /* insertion order */
 };
 
 struct ckinfo_table {
 	pthread_mutex_t lock;
 	struct ck_entry *bucket[CK_BUCKETS]; /* protected by lock */
 	struct ck_sum *sbucket[CK_BUCKETS];  /* summaries; protected by lock */
+	/* README "Memory": type_cache_max_entries / _mb, oldest out first;
+	 * protected by lock */
+	struct ck_entry *oldest, *newest;
+	size_t n, bytes, max_entries, max_bytes;
+	uint64_t evictions;
 	int fd;		       /* the persistent cache, appended to; -1: none */
 	int sfd;	       /* the persistent summary cache; -1: none */
 	int64_t fail_until_ms; /* protected by lock; no header read before
@@ -57,6 +63,55 @@ struct ckinfo_table *ckinfo_new(void)
 		t->sfd = -1;
 	}
 	return t;
+}
+
+void ckinfo_set_caps(struct ckinfo_table *t, size_t max_entries,
+		     size_t max_bytes)
+{
+	pthread_mutex_lock(&t->lock);
+	t->max_entries = max_entries;
+	t->max_bytes = max_bytes;
+	pthread_mutex_unlock(&t->lock);
+}
+
+void ckinfo_get_stats(struct ckinfo_table *t, size_t *entries, size_t *bytes,
+		      uint64_t *evictions)
+{
+	pthread_mutex_lock(&t->lock);
+	*entries = t->n;
+	*bytes = t->bytes;
+	*evictions = t->evictions;
+	pthread_mutex_unlock(&t->lock);
+}
+
+static size_t ck_cost(const struct ck_entry *e)
+{
+	return sizeof(*e) + strlen(e->key) + 1;
+}
+
+/* Drop the oldest entries while a cap is exceeded (lock held).  A dropped
+ * type is decoded again when asked: a cap costs reads, never a wrong
+ * type. */
+static void ck_evict(struct ckinfo_table *t)
+{
+	while (t->oldest && ((t->max_entries && t->n > t->max_entries) ||
+			     (t->max_bytes && t->bytes > t->max_bytes))) {
+		struct ck_entry *e = t->oldest, **pp;
+
+		pp = &t->bucket[pcache_hash(e->key) % CK_BUCKETS];
+		while (*pp && *pp != e)
+			pp = &(*pp)->next;
+		if (*pp)
+			*pp = e->next;
+		t->oldest = e->newer;
+		if (!t->oldest)
+			t->newest = NULL;
+		t->n--;
+		t->bytes -= ck_cost(e);
+		t->evictions++;
+		free(e->key);
+		free(e);
+	}
 }
 
 static void ck_insert(struct ckinfo_table *t, const char *key, uint64_t size,
@@ -218,6 +273,14 @@ static void ck_insert(struct ckinfo_table *t, const char *key, uint64_t size,
 	pthread_mutex_lock(&t->lock);
 	e->next = t->bucket[b];
 	t->bucket[b] = e;
+	if (t->newest)
+		t->newest->newer = e;
+	else
+		t->oldest = e;
+	t->newest = e;
+	t->n++;
+	t->bytes += ck_cost(e);
+	ck_evict(t);
 	pthread_mutex_unlock(&t->lock);
 }
 

@@ -14,6 +14,12 @@
 
 struct ckinfo_table *ckinfo_new(void);
 void ckinfo_free(struct ckinfo_table *t);
+/** Hold at most `max_entries` types and `max_bytes` bytes (0: no cap of
+ * that kind); past them the oldest are dropped (README "Memory"). */
+void ckinfo_set_caps(struct ckinfo_table *t, size_t max_entries,
+		     size_t max_bytes);
+void ckinfo_get_stats(struct ckinfo_table *t, size_t *entries, size_t *bytes,
+		      uint64_t *evictions);
 
 /**
  * Keep decoded types in state_dir (one file per namespace `uri`, lines

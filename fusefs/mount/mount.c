@@ -18,9 +18,15 @@ int stfs_init(struct stfs *fs)
 {
 	pthread_mutex_init(&fs->cat_lock, NULL);
 	pthread_cond_init(&fs->cat_cond, NULL);
-	fs->pc = pcache_new(fs->conf.cache_ttl_ms);
+	/* README "Memory": capped by entries and bytes, oldest out first */
+	fs->pc = pcache_new_capped(fs->conf.cache_ttl_ms,
+				   fs->conf.cache_max_entries,
+				   (size_t)fs->conf.cache_max_mb << 20);
 	fs->walsum = pcache_new(STFS_WALSUM_TTL_MS);
 	fs->ck = ckinfo_new();
+	if (fs->ck)
+		ckinfo_set_caps(fs->ck, fs->conf.type_cache_max_entries,
+				(size_t)fs->conf.type_cache_max_mb << 20);
 	fs->dc = decision_cache_new();
 	fs->uid = getuid();
 	fs->gid = getgid();

@@ -12,6 +12,7 @@
 #include "model/ckinfo.h"
 #include "policy/delete.h"
 #include "backends/http.h"
+#include "model/ckinfo.h"
 #include "model/protostuff.h"
 #include "policy/release.h"
 #include "policy/rules.h"
@@ -727,8 +728,35 @@ int render_stats(struct view *v, struct buf *out)
 	if (fs->imap)
 		hist_render(out, "stfs_backend_request_duration_seconds",
 			    "backend=\"imap\"", &fs->imap->stats.latency);
-	stat_line(out, "stfs_pcache_entries", "Cached pseudo-files.", "gauge",
-		  pcache_count(fs->pc));
+	{
+		struct pcache_stats ps;
+
+		pcache_get_stats(fs->pc, &ps);
+		stat_line(out, "stfs_pcache_entries", "Cached pseudo-files.",
+			  "gauge", ps.entries);
+		stat_line(out, "stfs_pcache_bytes",
+			  "Bytes held by the pseudo-file cache (cache_max_mb).",
+			  "gauge", ps.bytes);
+		stat_line(out, "stfs_pcache_evictions_total",
+			  "Pseudo-files dropped by cache_max_entries or "
+			  "cache_max_mb.",
+			  "counter", ps.evictions);
+	}
+	{
+		size_t n, bytes;
+		uint64_t ev;
+
+		ckinfo_get_stats(fs->ck, &n, &bytes, &ev);
+		stat_line(out, "stfs_type_cache_entries",
+			  "Decoded checkpoint types kept.", "gauge", n);
+		stat_line(out, "stfs_type_cache_bytes",
+			  "Bytes of the decoded checkpoint types kept.",
+			  "gauge", bytes);
+		stat_line(out, "stfs_type_cache_evictions_total",
+			  "Checkpoint types dropped by type_cache_max_entries "
+			  "or type_cache_max_mb.",
+			  "counter", ev);
+	}
 	return buf_err(out);
 }
 

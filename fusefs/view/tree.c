@@ -1035,7 +1035,9 @@ static void prom_fill(struct prom_job *pj, const struct job_view *jv)
 	pj->id = jv->id;
 	pj->name = jv->ej ? jv->ej->name : NULL;
 	pj->state_name = job_state_name(jv->state);
-	pj->metrics = jv->ej ? jv->ej->metrics : NULL;
+	/* parsed for this render only (README "Memory"); render_prom drops it
+	 */
+	pj->metrics = jv->ej ? engine_job_metrics(jv->ej) : NULL;
 	pj->ckpt_interval_ms = jv->ej ? jv->ej->ckpt_interval_ms : 0;
 	pj->orphan = jv->state == JS_ORPHAN;
 	pj->dead = pj->orphan || job_state_is_end(jv->state);
@@ -1163,7 +1165,9 @@ static int render_prom(struct view *v, const struct job_view *one,
 		struct prom_job pj;
 
 		prom_fill(&pj, one);
-		return prom_render_jobs(out, &pj, 1);
+		rc = prom_render_jobs(out, &pj, 1);
+		json_decref(pj.metrics);
+		return rc;
 	}
 	view_each_job(v, prom_add, &pc);
 	rc = prom_render_jobs(out, pc.jobs, pc.n);
@@ -1173,6 +1177,8 @@ static int render_prom(struct view *v, const struct job_view *one,
 		rc = render_prom_imap(v, out);
 	if (!rc)
 		rc = render_prom_daemon(v, out);
+	for (size_t i = 0; i < pc.n; i++)
+		json_decref(pc.jobs[i].metrics);
 	free(pc.jobs);
 	return rc;
 }

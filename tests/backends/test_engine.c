@@ -551,10 +551,8 @@ static void test_engine_job_info(void **state)
 	assert_string_equal(j.id, "953211384710987777");
 	assert_int_equal(j.state, JS_RUNNING);
 	assert_true(j.running);
-	assert_non_null(j.metrics);
-	assert_string_equal(json_string_value(json_object_get(
-				    j.metrics, "SourceReceivedCount")),
-			    "1200");
+	assert_true(tu_has_metrics(&j));
+	assert_string_equal(tu_metric(&j, "SourceReceivedCount"), "1200");
 	assert_int_equal(j.n_pipelines, 1);
 	engine_job_release(&j);
 	assert_int_equal(engine_job_info(e, "123", &j), -ENOENT);
@@ -756,7 +754,7 @@ static void test_engine_finished_jobs_fallback(void **state)
 	assert_int_equal(j->state, JS_FAILED);
 	assert_false(j->running);
 	assert_string_equal(j->name, "j11");
-	assert_non_null(j->metrics);
+	assert_true(tu_has_metrics(j));
 	j = engine_snap_find(snap, "12");
 	assert_non_null(j);
 	assert_int_equal(j->state, JS_UNKNOWN);

@@ -656,6 +656,59 @@ static void test_s3_read_sequential_prefetches(void **state)
 	free(blob);
 }
 
+/*
+ * readahead_max_mb is one budget for every open file of every backend
+ * (README "Memory"): with 1 MiB, a sequential reader gets its 512 KiB
+ * prefetch (896 KiB in all) but not the 1 MiB one after it, and a second
+ * backend reading meanwhile fetches what its reader needs and prefetches
+ * nothing, since the first one holds the budget.
+ */
+static void test_s3_readahead_global_budget(void **state)
+{
+	struct stfs_conf c = mkconf();
+	struct backend *a, *b;
+	size_t blen = (128 << 10) + (256 << 10) + (512 << 10) + 1000, off;
+	char *blob = make_blob(blen);
+	char *buf = malloc(64 << 10);
+
+	(void)state;
+	assert_non_null(buf);
+	c.readahead_max_mb = 1;
+	q_reset();
+	pthread_mutex_lock(&srv.lock);
+	srv.blob = blob;
+	srv.blob_len = blen;
+	pthread_mutex_unlock(&srv.lock);
+	assert_int_equal(be_open_ops(&be_s3_ops, "s3://ckpt/ns/", &c, &a), 0);
+	assert_int_equal(be_open_ops(&be_s3_ops, "s3://ckpt/ns/", &c, &b), 0);
+	for (off = 0; off < (384 << 10); off += 64 << 10) {
+		assert_int_equal(be_read(a, "big", buf, 64 << 10, (off_t)off),
+				 64 << 10);
+		assert_memory_equal(buf, blob + off, 64 << 10);
+	}
+	wait_total(3);
+	usleep(200000);
+	assert_int_equal(n_total(), 3);
+	assert_true(asked("393216-917503"));
+	assert_false(asked("917504-1966079"));
+	for (off = 0; off < (384 << 10); off += 64 << 10) {
+		assert_int_equal(be_read(b, "big", buf, 64 << 10, (off_t)off),
+				 64 << 10);
+		assert_memory_equal(buf, blob + off, 64 << 10);
+	}
+	usleep(200000);
+	assert_int_equal(n_total(), 5); /* b's two windows, no prefetch */
+	/* what a reader needs past the budget is still read, and right */
+	assert_int_equal(be_read(b, "big", buf, 1000, (off_t)(blen - 1000)),
+			 1000);
+	assert_memory_equal(buf, blob + blen - 1000, 1000);
+	be_close(a);
+	be_close(b);
+	srv_quiesce();
+	free(buf);
+	free(blob);
+}
+
 /* non-adjacent reads fetch small windows and never prefetch */
 static void test_s3_read_random_no_prefetch(void **state)
 {
@@ -913,6 +966,7 @@ int main(void)
 		cmocka_unit_test(
 			test_s3_read_concurrent_readers_share_one_fetch),
 		cmocka_unit_test(test_s3_read_sequential_prefetches),
+		cmocka_unit_test(test_s3_readahead_global_budget),
 		cmocka_unit_test(test_s3_read_random_no_prefetch),
 		cmocka_unit_test(test_s3_read_waiter_shares_timeout),
 		cmocka_unit_test(test_s3_503_storm_gives_eio),

@@ -124,9 +124,7 @@ static int answer(json_t *obj, bool running, struct engine_job *out)
 	if (!copy)
 		return -ENOMEM;
 	rc = engine_job_from_json(copy, running, out);
-	if (rc == 0 && out->metrics)
-		json_incref(out->metrics);
-	json_decref(copy);
+	json_decref(copy); /* a job keeps texts, nothing of the tree */
 	return rc;
 }
 

@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <jansson.h>
+
+#include "backends/engine.h"
+
 int64_t tu_mono_ms(void)
 {
 	struct timespec ts;
@@ -61,4 +65,24 @@ int tu_load(const char *dir, const char *name, char **out, size_t *len)
 	if (len)
 		*len = (size_t)n;
 	return 0;
+}
+
+const char *tu_metric(const struct engine_job *j, const char *k)
+{
+	static char v[128];
+	json_t *m = engine_job_metrics(j);
+	const char *s = json_string_value(json_object_get(m, k));
+
+	if (s)
+		snprintf(v, sizeof(v), "%s", s);
+	json_decref(m);
+	return s ? v : NULL;
+}
+
+bool tu_has_metrics(const struct engine_job *j)
+{
+	json_t *m = engine_job_metrics(j);
+
+	json_decref(m);
+	return m != NULL;
 }

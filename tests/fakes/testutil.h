@@ -8,6 +8,7 @@
 #ifndef STFS_TESTS_TESTUTIL_H
 #define STFS_TESTS_TESTUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,5 +25,12 @@ void tu_sleep_ms(int ms);
  * untouched).
  */
 int tu_load(const char *dir, const char *name, char **out, size_t *len);
+
+struct engine_job;
+/** The job's metric `k` (a string), parsed from its metrics_json, in a
+ * static buffer (not thread-safe); NULL when absent. */
+const char *tu_metric(const struct engine_job *j, const char *k);
+/** Whether the job's metrics_json parses to an object. */
+bool tu_has_metrics(const struct engine_job *j);
 
 #endif

@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -25,6 +27,55 @@ static struct catalog *build(const struct cat_entry *e, size_t n)
 	assert_int_equal(catalog_from_entries(e, n, &c), 0);
 	assert_non_null(c);
 	return c;
+}
+
+/* The string pool holds each key once and each job id once (it held every
+ * key twice): many jobs in both layouts, ids that prefix one another, jobs
+ * only under savepoint/ — every id and key intact (ASan in make check). */
+static void test_catalog_pool_ids(void **state)
+{
+	enum { NJ = 300 };
+	struct cat_entry *e = calloc(3 * NJ, sizeof(*e));
+	char(*keys)[64] = calloc(3 * NJ, 64);
+	struct catalog *c;
+	size_t n = 0;
+	char id[24];
+
+	(void)state;
+	assert_non_null(e);
+	assert_non_null(keys);
+	for (int j = 1; j <= NJ; j++) {
+		snprintf(keys[n], 64, "%d/%d-1-1-%d.ser", j * 10, 1000 + j, j);
+		e[n].key = keys[n];
+		n++;
+		snprintf(keys[n], 64, "savepoint/%d/x/state-data", j * 10);
+		e[n].key = keys[n];
+		n++;
+		snprintf(keys[n], 64, "savepoint/%d/y", j * 10 + 1);
+		e[n].key = keys[n];
+		n++;
+	}
+	assert_int_equal(catalog_from_entries(e, n, &c), 0);
+	assert_int_equal(c->n_jobs, 2 * NJ);
+	assert_int_equal(c->n_objs, 3 * NJ);
+	for (int j = 1; j <= NJ; j++) {
+		const struct cat_job *jb;
+
+		snprintf(id, sizeof(id), "%d", j * 10);
+		jb = catalog_find(c, id);
+		assert_non_null(jb);
+		assert_string_equal(jb->id, id);
+		assert_int_equal(jb->n_objs, 2);
+		assert_int_equal(jb->n_sp, 1);
+		snprintf(id, sizeof(id), "%d", j * 10 + 1);
+		jb = catalog_find(c, id);
+		assert_non_null(jb);
+		assert_string_equal(jb->id, id);
+		assert_string_equal(jb->sp_objs[0]->name, "y");
+	}
+	catalog_put(c);
+	free(keys);
+	free(e);
 }
 
 static void test_catalog_real_layout_groups(void **state)
@@ -707,6 +758,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_catalog_real_layout_groups),
+		cmocka_unit_test(test_catalog_pool_ids),
 		cmocka_unit_test(test_catalog_restore_point_by_timestamp),
 		cmocka_unit_test(
 			test_catalog_restore_point_tie_takes_greater_name),

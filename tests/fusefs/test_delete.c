@@ -1029,9 +1029,48 @@ static void test_failed_ask_remembered_after_it(void **st)
 	assert_int_equal(fake_engine_calls(f->fs.engine, FENG_JOB_INFO), 3);
 }
 
+/* type_cache_max_entries: past the cap the oldest decoded type goes and is
+ * read again when asked — the right type every time, the savepoint still
+ * protected; the newest stay cached (no read). */
+static void test_type_cache_cap(void **st)
+{
+	struct fx *f = *st;
+	struct catalog *c;
+	size_t n, bytes;
+	uint64_t ev;
+	unsigned r0;
+
+	ckinfo_set_caps(f->fs.ck, 2, 0);
+	assert_int_equal(catalog_build_job(f->be, JOB, &c), 0);
+	assert_int_equal(ckinfo_type(&f->fs, find_obj(c, SP)), CKPT_SAVEPOINT);
+	assert_int_equal(ckinfo_type(&f->fs, find_obj(c, CKPT)),
+			 CKPT_CHECKPOINT);
+	assert_int_equal(ckinfo_type(&f->fs, find_obj(c, RP)), CKPT_CHECKPOINT);
+	ckinfo_get_stats(f->fs.ck, &n, &bytes, &ev);
+	assert_int_equal(n, 2);
+	assert_int_equal(ev, 1);
+	assert_true(bytes > 0);
+	/* the two newest: no read */
+	r0 = fake_be_calls(f->be, FAKE_READ);
+	assert_int_equal(ckinfo_type(&f->fs, find_obj(c, RP)), CKPT_CHECKPOINT);
+	assert_int_equal(ckinfo_type(&f->fs, find_obj(c, CKPT)),
+			 CKPT_CHECKPOINT);
+	assert_int_equal(fake_be_calls(f->be, FAKE_READ), r0);
+	/* the evicted savepoint: read again, still a savepoint */
+	assert_int_equal(ckinfo_type(&f->fs, find_obj(c, SP)), CKPT_SAVEPOINT);
+	assert_true(fake_be_calls(f->be, FAKE_READ) > r0);
+	catalog_put(c);
+	assert_int_equal(rm(f, SP), -EPERM);
+	assert_true(fake_be_has(f->be, SP));
+	ckinfo_get_stats(f->fs.ck, &n, &bytes, &ev);
+	assert_true(n <= 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_type_cache_cap, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(
 			test_unknown_type_is_protected_and_not_cached, setup,
 			teardown),

@@ -143,6 +143,99 @@ static void test_pcache_versions(void **state)
 	pcache_free(pc);
 }
 
+/* An entry cap: the oldest go first, the newest keep their own content, a
+ * held reference outlives its eviction, and evictions are counted. */
+static void test_pcache_entry_cap_evicts_oldest(void **state)
+{
+	struct pcache *pc = pcache_new_capped(100000, 3, 0);
+	struct pc_entry *held, *e;
+	struct pcache_stats st;
+	char path[32], body[32];
+
+	(void)state;
+	assert_non_null(pc);
+	held = pcache_insert(pc, "/p/0", dup_str("body 0\n"), 7, 0, 0);
+	assert_non_null(held);
+	for (int i = 1; i < 6; i++) {
+		snprintf(path, sizeof(path), "/p/%d", i);
+		snprintf(body, sizeof(body), "body %d\n", i);
+		pcache_put(pcache_insert(pc, path, dup_str(body), strlen(body),
+					 0, 0));
+	}
+	assert_int_equal(pcache_count(pc), 3);
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "/p/%d", i);
+		assert_null(pcache_lookup(pc, path, 0));
+	}
+	for (int i = 3; i < 6; i++) {
+		snprintf(path, sizeof(path), "/p/%d", i);
+		snprintf(body, sizeof(body), "body %d\n", i);
+		e = pcache_lookup(pc, path, 0);
+		assert_non_null(e);
+		assert_string_equal(e->data, body);
+		pcache_put(e);
+	}
+	/* the evicted entry an open file holds is intact */
+	assert_string_equal(held->data, "body 0\n");
+	pcache_get_stats(pc, &st);
+	assert_int_equal(st.entries, 3);
+	assert_int_equal(st.evictions, 3);
+	/* evicted then rendered again: the new content, never the old */
+	e = pcache_insert(pc, "/p/0", dup_str("body 0 again\n"), 13, 0, 0);
+	assert_string_equal(e->data, "body 0 again\n");
+	pcache_put(e);
+	e = pcache_lookup(pc, "/p/0", 0);
+	assert_non_null(e);
+	assert_string_equal(e->data, "body 0 again\n");
+	pcache_put(e);
+	pcache_put(held);
+	pcache_free(pc);
+}
+
+/* A byte cap: the cache never holds more than max_bytes; an entry larger
+ * than the cap alone is served to its caller but not kept. */
+static void test_pcache_byte_cap(void **state)
+{
+	struct pcache *pc = pcache_new_capped(100000, 0, 4096);
+	struct pcache_stats st;
+	struct pc_entry *big, *e;
+	char path[32];
+	char *data;
+
+	(void)state;
+	assert_non_null(pc);
+	for (int i = 0; i < 100; i++) {
+		snprintf(path, sizeof(path), "/b/%d", i);
+		data = malloc(301);
+		assert_non_null(data);
+		memset(data, 'a' + i % 26, 300);
+		data[300] = '\0';
+		pcache_put(pcache_insert(pc, path, data, 300, 0, 0));
+		pcache_get_stats(pc, &st);
+		assert_true(st.bytes <= 4096);
+	}
+	assert_true(st.entries >= 5 && st.entries < 14);
+	assert_int_equal(st.evictions, 100 - st.entries);
+	e = pcache_lookup(pc, "/b/99", 0);
+	assert_non_null(e);
+	assert_int_equal(e->data[0], 'a' + 99 % 26);
+	pcache_put(e);
+	assert_null(pcache_lookup(pc, "/b/0", 0));
+	data = malloc(10001);
+	assert_non_null(data);
+	memset(data, 'z', 10000);
+	data[10000] = '\0';
+	big = pcache_insert(pc, "/big", data, 10000, 0, 0);
+	assert_non_null(big);
+	assert_int_equal(big->len, 10000);
+	assert_int_equal(big->data[9999], 'z');
+	pcache_get_stats(pc, &st);
+	assert_true(st.bytes <= 4096);
+	assert_null(pcache_lookup(pc, "/big", 0));
+	pcache_put(big);
+	pcache_free(pc);
+}
+
 static void test_pcache_hash_is_stable(void **state)
 {
 	(void)state;
@@ -161,6 +254,8 @@ int main(void)
 		cmocka_unit_test(test_pcache_versions),
 		cmocka_unit_test(test_pcache_hash_is_stable),
 		cmocka_unit_test(test_pcache_zero_ttl_sweep_keeps_returned),
+		cmocka_unit_test(test_pcache_entry_cap_evicts_oldest),
+		cmocka_unit_test(test_pcache_byte_cap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
