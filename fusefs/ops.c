@@ -492,7 +492,9 @@ static int xattr_value(struct view *v, const struct node *n, const char *name,
 		    !n->obj->rn.tmp &&
 		    strcmp(name, "user.stfs.checkpoint_type") == 0) {
 			snprintf(out, outsz, "%s",
-				 ckpt_type_name(ckinfo_type(v->fs, n->obj)));
+				 ckpt_type_name(ckinfo_type(v->fs->ck,
+							    STFS_CK_SRC(v->fs),
+							    n->obj)));
 			return 0;
 		}
 	}

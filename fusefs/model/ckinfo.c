@@ -217,14 +217,14 @@ static int ck_lookup(struct ckinfo_table *t, const struct cat_obj *o, size_t b)
 }
 
 /* *read_err is set (-errno) when the store could not be read */
-static int ck_decode(struct stfs *fs, const struct cat_obj *o, int *read_err)
+static int ck_decode(struct backend *be, const struct cat_obj *o, int *read_err)
 {
 	uint8_t head[CK_HEAD], tail[2] = {0x48, 0x00};
 	struct pstuff_ckpt info;
 	ssize_t n;
 	int rc;
 
-	n = be_read(fs->ckpt, o->key, head, sizeof(head), 0);
+	n = be_read(be, o->key, head, sizeof(head), 0);
 	if (n < 0) {
 		log_warn("%s: cannot read checkpoint header: %s", o->key,
 			 strerror((int)-n));
@@ -241,7 +241,7 @@ static int ck_decode(struct stfs *fs, const struct cat_obj *o, int *read_err)
 	rc = pstuff_decode_ckpt_head(head, (size_t)n, tail, o->size, &info);
 	if (rc == 0 && (info.type_ordinal == 1 || info.type_ordinal == 2) &&
 	    o->size >= 2) {
-		n = be_read(fs->ckpt, o->key, tail, 2, (off_t)(o->size - 2));
+		n = be_read(be, o->key, tail, 2, (off_t)(o->size - 2));
 		if (n != 2) {
 			*read_err = n < 0 ? (int)n : -EIO;
 			return CKPT_TYPE_UNKNOWN;
@@ -302,9 +302,9 @@ static void ck_remember(struct ckinfo_table *t, const struct cat_obj *o,
 	}
 }
 
-int ckinfo_type(struct stfs *fs, const struct cat_obj *o)
+int ckinfo_type(struct ckinfo_table *t, const struct ckinfo_src *src,
+		const struct cat_obj *o)
 {
-	struct ckinfo_table *t = fs->ck;
 	size_t b;
 	int type;
 	int read_err = 0;
@@ -321,14 +321,14 @@ int ckinfo_type(struct stfs *fs, const struct cat_obj *o)
 		return type;
 	if (ck_failing(t))
 		return CKPT_TYPE_UNKNOWN;
-	type = ck_decode(fs, o, &read_err);
+	type = ck_decode(src->be, o, &read_err);
 	if (read_err == -ETIMEDOUT) {
 		/* the store does not answer: for two deadlines no other
 		 * header is asked (unknown counts as protected), so one `du`
 		 * waits for one deadline, not one per object and pass (README
 		 * "Failure modes") */
 		pthread_mutex_lock(&t->lock);
-		t->fail_until_ms = mono_ms() + 2 * (int64_t)fs->conf.timeout_ms;
+		t->fail_until_ms = mono_ms() + 2 * (int64_t)src->timeout_ms;
 		pthread_mutex_unlock(&t->lock);
 	}
 	/* an unknown type is never remembered, in memory or in state_dir: a
@@ -640,11 +640,10 @@ static ssize_t ck_src_read(void *cookie, void *buf, size_t len, uint64_t off)
 	return be_read(c->be, c->key, buf, len, (off_t)off);
 }
 
-int ckinfo_summary(struct stfs *fs, const struct cat_obj *o,
-		   const struct pstuff_summary **out)
+int ckinfo_summary(struct ckinfo_table *t, const struct ckinfo_src *from,
+		   const struct cat_obj *o, const struct pstuff_summary **out)
 {
-	struct ckinfo_table *t = fs->ck;
-	struct ck_src src = {.be = fs->ckpt, .key = o->key};
+	struct ck_src src = {.be = from->be, .key = o->key};
 	struct pstuff_summary s;
 	size_t b = pcache_hash(o->key) % CK_BUCKETS;
 	int rc;
@@ -662,7 +661,7 @@ int ckinfo_summary(struct stfs *fs, const struct cat_obj *o,
 	if (rc == -ETIMEDOUT) {
 		/* as for the types: one deadline per walk, not per object */
 		pthread_mutex_lock(&t->lock);
-		t->fail_until_ms = mono_ms() + 2 * (int64_t)fs->conf.timeout_ms;
+		t->fail_until_ms = mono_ms() + 2 * (int64_t)from->timeout_ms;
 		pthread_mutex_unlock(&t->lock);
 	}
 	if (rc) {
@@ -689,7 +688,8 @@ int ckinfo_summary(struct stfs *fs, const struct cat_obj *o,
 #define CK_THREADS 8
 
 struct prefetch {
-	struct stfs *fs;
+	struct ckinfo_table *t;
+	const struct ckinfo_src *src;
 	const struct cat_obj **objs;
 	size_t n;
 	size_t next;  /* atomic */
@@ -704,9 +704,9 @@ static void *prefetch_worker(void *arg)
 
 	while ((i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED)) < p->n) {
 		if (p->summary)
-			(void)ckinfo_summary(p->fs, p->objs[i], &s);
+			(void)ckinfo_summary(p->t, p->src, p->objs[i], &s);
 		else
-			ckinfo_type(p->fs, p->objs[i]);
+			ckinfo_type(p->t, p->src, p->objs[i]);
 	}
 	return NULL;
 }
@@ -718,7 +718,7 @@ static void prefetch_run(struct prefetch *p)
 	size_t nt = 0;
 
 	/* threads pay off against a remote store only */
-	if (p->n > 4 && strcmp(p->fs->ckpt->ops->name, "local") != 0)
+	if (p->n > 4 && strcmp(p->src->be->ops->name, "local") != 0)
 		for (; nt < CK_THREADS && nt < p->n / 2; nt++)
 			if (pthread_create(&t[nt], NULL, prefetch_worker, p))
 				break;
@@ -727,11 +727,12 @@ static void prefetch_run(struct prefetch *p)
 		pthread_join(t[i], NULL);
 }
 
-void ckinfo_prefetch_pipe(struct stfs *fs, const struct cat_pipe *cp)
+void ckinfo_prefetch_pipe(struct ckinfo_table *t, const struct ckinfo_src *src,
+			  const struct cat_pipe *cp)
 {
-	struct prefetch p = {.fs = fs, .summary = true};
+	struct prefetch p = {.t = t, .src = src, .summary = true};
 
-	if (!cp || !cp->n_ckpts || strcmp(fs->ckpt->ops->name, "local") == 0)
+	if (!cp || !cp->n_ckpts || strcmp(src->be->ops->name, "local") == 0)
 		return; /* one local read each: nothing to overlap */
 	p.objs = calloc(cp->n_ckpts, sizeof(*p.objs));
 	if (!p.objs)
@@ -739,17 +740,17 @@ void ckinfo_prefetch_pipe(struct stfs *fs, const struct cat_pipe *cp)
 	for (size_t i = 0; i < cp->n_ckpts; i++) {
 		const struct cat_obj *o = ckinfo_ckpt_object(&cp->ckpts[i]);
 
-		if (o &&
-		    !sum_lookup(fs->ck, o, pcache_hash(o->key) % CK_BUCKETS))
+		if (o && !sum_lookup(t, o, pcache_hash(o->key) % CK_BUCKETS))
 			p.objs[p.n++] = o;
 	}
 	prefetch_run(&p);
 	free(p.objs);
 }
 
-void ckinfo_prefetch_job(struct stfs *fs, const struct cat_job *cj)
+void ckinfo_prefetch_job(struct ckinfo_table *t, const struct ckinfo_src *src,
+			 const struct cat_job *cj)
 {
-	struct prefetch p = {.fs = fs};
+	struct prefetch p = {.t = t, .src = src};
 	size_t cap = 0;
 
 	for (size_t i = 0; i < cj->n_pipes; i++)
@@ -768,7 +769,7 @@ void ckinfo_prefetch_job(struct stfs *fs, const struct cat_job *cj)
 
 				if (o->kind == CAT_REAL && !o->rn.tmp &&
 				    !o->rn.crc && !o->restore_point &&
-				    ck_lookup(fs->ck, o, b) < 0)
+				    ck_lookup(t, o, b) < 0)
 					p.objs[p.n++] = o;
 			}
 		}

@@ -8,9 +8,16 @@
 #ifndef STFS_CKINFO_H
 #define STFS_CKINFO_H
 
+#include "backends/backend.h"
 #include "model/catalog.h"
 #include "model/protostuff.h"
-#include "mount/mount.h"
+
+/* Where the objects are read: the checkpoint namespace and its deadline
+ * (after a read that timed out, no header is asked for two of them). */
+struct ckinfo_src {
+	struct backend *be;
+	unsigned timeout_ms;
+};
 
 struct ckinfo_table *ckinfo_new(void);
 void ckinfo_free(struct ckinfo_table *t);
@@ -31,20 +38,22 @@ int ckinfo_persist(struct ckinfo_table *t, const char *state_dir,
 		   const char *uri);
 
 /**
- * The enum ckpt_type of object `o` (reads it once through fs->ckpt), or
+ * The enum ckpt_type of object `o` (read once from src->be), or
  * CKPT_TYPE_UNKNOWN when it cannot be read or decoded (logged).  Only
  * known types are remembered: an unknown one is read again on the next
  * call, so a transient read error never sticks.  The deletion path counts
  * unknown as a savepoint (protected) where R2 binds.
  */
-int ckinfo_type(struct stfs *fs, const struct cat_obj *o);
+int ckinfo_type(struct ckinfo_table *t, const struct ckinfo_src *src,
+		const struct cat_obj *o);
 
 /**
  * Decode, in parallel (a few threads), the types of every real-layout
  * object of job `cj` not yet known, so that the ckinfo_type() calls that
  * follow are cache hits.  Best effort; blocks until done.
  */
-void ckinfo_prefetch_job(struct stfs *fs, const struct cat_job *cj);
+void ckinfo_prefetch_job(struct ckinfo_table *t, const struct ckinfo_src *src,
+			 const struct cat_job *cj);
 
 /** The object a real-layout checkpoint's `info` describes (its newest
  * .ser; no .sertmp, no .crc), or NULL (documented layout, in flight). */
@@ -53,16 +62,16 @@ const struct cat_obj *ckinfo_ckpt_object(const struct cat_ckpt *c);
 /**
  * The full summary of real-layout object `o` (the `info` file): decoded
  * once per object version (key, size, mtime) by pstuff_summarize() in
- * windows of 64 KiB through fs->ckpt, which step over the states by their
+ * windows of 64 KiB from src->be, which step over the states by their
  * length prefixes, then remembered in memory and in state_dir beside the
  * types (ckinfo_persist), so a later walk or mount reads nothing.  0 and
- * *out (owned by the table: valid as long as fs); -EPROTO when the object
+ * *out (owned by the table: valid as long as it); -EPROTO when the object
  * does not decode; the store's -errno; -EAGAIN for two deadlines after a
  * read timed out (as ckinfo_type).  -EPROTO is remembered in memory for
  * that version; a read error is not.
  */
-int ckinfo_summary(struct stfs *fs, const struct cat_obj *o,
-		   const struct pstuff_summary **out);
+int ckinfo_summary(struct ckinfo_table *t, const struct ckinfo_src *src,
+		   const struct cat_obj *o, const struct pstuff_summary **out);
 
 /**
  * Summarise, with a few threads, the checkpoints of pipeline `cp` not yet
@@ -70,6 +79,7 @@ int ckinfo_summary(struct stfs *fs, const struct cat_obj *o,
  * checkpoints' `info`) are hits.  Remote stores only (a local read is
  * cheaper than a thread); best effort; blocks until done.
  */
-void ckinfo_prefetch_pipe(struct stfs *fs, const struct cat_pipe *cp);
+void ckinfo_prefetch_pipe(struct ckinfo_table *t, const struct ckinfo_src *src,
+			  const struct cat_pipe *cp);
 
 #endif

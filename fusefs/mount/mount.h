@@ -32,6 +32,7 @@
 #include "model/catalog.h"
 #include "conf/conf.h"
 #include "backends/engine.h"
+#include "model/ckinfo.h"
 
 struct pcache;
 struct ckinfo_table;
@@ -117,6 +118,10 @@ void stfs_invalidate(struct stfs *fs);
  * pseudo-files.  Falls back to stfs_invalidate when memory is short.
  */
 void stfs_catalog_removed(struct stfs *fs, const char *const *keys, size_t n);
+
+/* where ckinfo reads the mount's checkpoint objects (model/ckinfo.h) */
+#define STFS_CK_SRC(fs) \
+	(&(const struct ckinfo_src){(fs)->ckpt, (fs)->conf.timeout_ms})
 
 #define STFS_INC(fs, field) \
 	__atomic_add_fetch(&(fs)->n.field, 1, __ATOMIC_RELAXED)

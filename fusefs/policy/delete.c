@@ -629,7 +629,7 @@ static enum obj_class classify_obj(struct stfs *fs, const struct cat_obj *o,
 		return OC_RESTORE_POINT;
 	if (o->kind != CAT_REAL || !rules_type_matters(in))
 		return OC_SUPERSEDED;
-	type = ckinfo_type(fs, o);
+	type = ckinfo_type(fs->ck, STFS_CK_SRC(fs), o);
 	if (type == CKPT_SAVEPOINT || type == CKPT_TYPE_UNKNOWN)
 		return OC_SAVEPOINT;
 	return OC_SUPERSEDED;
@@ -1064,7 +1064,7 @@ static int assess_fresh(struct stfs *fs, const char *id, bool caller_allowed,
 	types = rules_type_matters(&in);
 	if (cj) {
 		if (types)
-			ckinfo_prefetch_job(fs, cj);
+			ckinfo_prefetch_job(fs->ck, STFS_CK_SRC(fs), cj);
 		for (size_t i = 0; i < cj->n_pipes; i++)
 			for (size_t j = 0; j < cj->pipes[i].n_ckpts; j++) {
 				const struct cat_ckpt *k =

@@ -430,7 +430,7 @@ int render_ckpt_info(struct view *v, const struct job_view *jv, int32_t pipe_id,
 
 	if (!o)
 		return -ENOENT;
-	rc = ckinfo_summary(v->fs, o, &s);
+	rc = ckinfo_summary(v->fs->ck, STFS_CK_SRC(v->fs), o, &s);
 	if (rc)
 		return rc == -EPROTO ? -EIO : rc;
 	k = &s->ck;
@@ -526,7 +526,7 @@ int render_pipe_status(struct view *v, const struct job_view *jv,
 		return buf_printf(out, "%-12s%s\n", "checkpoints", "none");
 	buf_printf(out, "%-12s%zu\n", "checkpoints", p->n_ckpts);
 	buf_printf(out, "%-12s%" PRId64 "\n", "restore", p->restore_ckpt);
-	ckinfo_prefetch_pipe(v->fs, p);
+	ckinfo_prefetch_pipe(v->fs->ck, STFS_CK_SRC(v->fs), p);
 	buf_printf(out, "\n%-12s %-7s %-10s %-24s %-7s %-10s %-9s %s\n",
 		   "checkpoint", "objects", "bytes", "written", "layout",
 		   "type", "duration", "role");
@@ -540,7 +540,7 @@ int render_pipe_status(struct view *v, const struct job_view *jv,
 		/* type and duration from the checkpoint's summary (the one
 		 * `info` shows: decoded once per object version; prefetched
 		 * above) */
-		if (o && ckinfo_summary(v->fs, o, &s))
+		if (o && ckinfo_summary(v->fs->ck, STFS_CK_SRC(v->fs), o, &s))
 			s = NULL;
 		if (s)
 			snprintf(dur, sizeof(dur), "%" PRId64 "ms",

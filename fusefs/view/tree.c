@@ -526,7 +526,8 @@ static const struct cat_obj *real_savepoint(struct view *v,
 		const struct cat_obj *o = ck->objs[i];
 
 		if (o->kind == CAT_REAL && !o->rn.tmp &&
-		    ckinfo_type(v->fs, o) == CKPT_SAVEPOINT)
+		    ckinfo_type(v->fs->ck, STFS_CK_SRC(v->fs), o) ==
+			    CKPT_SAVEPOINT)
 			return o;
 	}
 	return NULL;
@@ -1516,7 +1517,7 @@ static int list_node(struct view *v, const char *path, const struct node *n,
 			return 0;
 		if (!n->job.cj || !savepoints_possible(v, &n->job))
 			return 0;
-		ckinfo_prefetch_job(v->fs, n->job.cj);
+		ckinfo_prefetch_job(v->fs->ck, STFS_CK_SRC(v->fs), n->job.cj);
 		for (size_t i = 0; i < n->job.cj->n_pipes; i++) {
 			const struct cat_pipe *p = &n->job.cj->pipes[i];
 

@@ -208,7 +208,9 @@ static void test_unknown_type_is_protected_and_not_cached(void **st)
 	/* the store recovers: the type is read again, not a cached unknown */
 	fake_be_clear_faults(f->be);
 	assert_int_equal(catalog_build_job(f->be, JOB, &c), 0);
-	assert_int_equal(ckinfo_type(&f->fs, find_obj(c, SP)), CKPT_SAVEPOINT);
+	assert_int_equal(
+		ckinfo_type(f->fs.ck, STFS_CK_SRC(&f->fs), find_obj(c, SP)),
+		CKPT_SAVEPOINT);
 	catalog_put(c);
 	assert_int_equal(rm(f, SP), -EPERM);
 	assert_true(fake_be_has(f->be, SP));
@@ -1042,22 +1044,32 @@ static void test_type_cache_cap(void **st)
 
 	ckinfo_set_caps(f->fs.ck, 2, 0);
 	assert_int_equal(catalog_build_job(f->be, JOB, &c), 0);
-	assert_int_equal(ckinfo_type(&f->fs, find_obj(c, SP)), CKPT_SAVEPOINT);
-	assert_int_equal(ckinfo_type(&f->fs, find_obj(c, CKPT)),
-			 CKPT_CHECKPOINT);
-	assert_int_equal(ckinfo_type(&f->fs, find_obj(c, RP)), CKPT_CHECKPOINT);
+	assert_int_equal(
+		ckinfo_type(f->fs.ck, STFS_CK_SRC(&f->fs), find_obj(c, SP)),
+		CKPT_SAVEPOINT);
+	assert_int_equal(
+		ckinfo_type(f->fs.ck, STFS_CK_SRC(&f->fs), find_obj(c, CKPT)),
+		CKPT_CHECKPOINT);
+	assert_int_equal(
+		ckinfo_type(f->fs.ck, STFS_CK_SRC(&f->fs), find_obj(c, RP)),
+		CKPT_CHECKPOINT);
 	ckinfo_get_stats(f->fs.ck, &n, &bytes, &ev);
 	assert_int_equal(n, 2);
 	assert_int_equal(ev, 1);
 	assert_true(bytes > 0);
 	/* the two newest: no read */
 	r0 = fake_be_calls(f->be, FAKE_READ);
-	assert_int_equal(ckinfo_type(&f->fs, find_obj(c, RP)), CKPT_CHECKPOINT);
-	assert_int_equal(ckinfo_type(&f->fs, find_obj(c, CKPT)),
-			 CKPT_CHECKPOINT);
+	assert_int_equal(
+		ckinfo_type(f->fs.ck, STFS_CK_SRC(&f->fs), find_obj(c, RP)),
+		CKPT_CHECKPOINT);
+	assert_int_equal(
+		ckinfo_type(f->fs.ck, STFS_CK_SRC(&f->fs), find_obj(c, CKPT)),
+		CKPT_CHECKPOINT);
 	assert_int_equal(fake_be_calls(f->be, FAKE_READ), r0);
 	/* the evicted savepoint: read again, still a savepoint */
-	assert_int_equal(ckinfo_type(&f->fs, find_obj(c, SP)), CKPT_SAVEPOINT);
+	assert_int_equal(
+		ckinfo_type(f->fs.ck, STFS_CK_SRC(&f->fs), find_obj(c, SP)),
+		CKPT_SAVEPOINT);
 	assert_true(fake_be_calls(f->be, FAKE_READ) > r0);
 	catalog_put(c);
 	assert_int_equal(rm(f, SP), -EPERM);
