@@ -17,6 +17,7 @@
 #include "model/ckinfo.h"
 #include "backends/engine.h"
 #include "backends/http.h"
+#include "policy/delete.h"
 #include "util/log.h"
 #include "util/buf.h"
 #include "conf/conf.h"
@@ -25,6 +26,7 @@
 #include "policy/release.h"
 #include "fusefs/signals.h"
 #include "mount/mount.h"
+#include "view/tree.h"
 
 #define MAX_CLI_OPTS 128
 
@@ -297,10 +299,15 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "stfs: cannot initialise libcurl\n");
 		goto out_conf;
 	}
-	if (stfs_init(&fs)) {
+	if (stfs_init(&fs) || delete_attach(&fs)) {
 		fprintf(stderr, "stfs: out of memory\n");
-		goto out_http;
+		goto out_fs;
 	}
+	/* releases of jobs running again are voided where the engine's
+	 * answer arrives, never by a read */
+	delete_watch_engine(&fs);
+	/* the deletion path learns what a path is from the tree */
+	delete_set_resolver(&fs, tree_delete_node);
 	rc = be_open(fs.conf.checkpoint, &fs.conf, &fs.ckpt);
 	if (rc) {
 		fprintf(stderr, "stfs: checkpoint=%s: %s\n", fs.conf.checkpoint,
@@ -370,8 +377,8 @@ int main(int argc, char *argv[])
 	notify_stopping();
 	signals_stop();
 out_fs:
+	delete_detach(&fs);
 	stfs_release(&fs);
-out_http:
 	http_global_cleanup();
 out_conf:
 	conf_release(&fs.conf);

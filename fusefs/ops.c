@@ -108,6 +108,12 @@ static bool ops_caller_allowed(struct stfs *fs)
 	return delete_caller_allowed(fs, &c);
 }
 
+/* delete.c's invalidation worker asks the kernel through this */
+static void invalidate_path(void *fuse, const char *path)
+{
+	fuse_invalidate_path(fuse, path);
+}
+
 static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
 	struct stfs *fs = fs_ctx();
@@ -124,7 +130,7 @@ static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	 * installs the SIGUSR1 handler libfuse would install for "-o intr") */
 	cfg->intr = 1;
 	cfg->intr_signal = SIGUSR1;
-	delete_set_fuse(fs, fuse_get_context()->fuse);
+	delete_set_invalidate(fs, invalidate_path, fuse_get_context()->fuse);
 	/* Type=notify: READY=1 once a statfs of the mount is answered */
 	notify_ready_when_mounted(30000);
 	signals_start(); /* SIGHUP, SIGUSR2: after daemonizing, so here */
@@ -134,7 +140,7 @@ static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 /* At unmount, before libfuse frees its handle: no invalidation after it. */
 static void fs_destroy(void *private_data)
 {
-	delete_set_fuse(private_data, NULL);
+	delete_set_invalidate(private_data, NULL, NULL);
 }
 
 /* Resolve `path` in a fresh view; the caller closes the view. */

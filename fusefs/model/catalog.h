@@ -51,6 +51,14 @@ int layout_parse_real(const char *name, struct real_name *out);
 
 /* ---- the catalog */
 
+/* which group of a job's objects one belongs to (the tree's ND_SUBDIR and
+ * ND_OBJ, the deletion path's classes) */
+enum obj_group {
+	OG_CKPT,  /* objects of one checkpoint */
+	OG_SP,	  /* documented savepoint data */
+	OG_OTHER, /* strays */
+};
+
 enum cat_kind {
 	CAT_REAL = 1,	/* real-layout file */
 	CAT_DOC = 2,	/* documented-layout checkpoint file */

@@ -6,13 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "policy/audit.h"
 #include "model/ckinfo.h"
-#include "policy/delete.h"
-#include "policy/release.h"
 #include "util/log.h"
 #include "util/pcache.h"
-#include "policy/rules.h"
 
 int stfs_init(struct stfs *fs)
 {
@@ -27,16 +23,11 @@ int stfs_init(struct stfs *fs)
 	if (fs->ck)
 		ckinfo_set_caps(fs->ck, fs->conf.type_cache_max_entries,
 				(size_t)fs->conf.type_cache_max_mb << 20);
-	fs->dc = decision_cache_new();
 	fs->uid = getuid();
 	fs->gid = getgid();
-	/* resolved once, at mount: a group lookup may block on NSS */
-	fs->read_group =
-		rules_group_gid(fs->conf.delete_group, &fs->read_gid) == 0;
-	if (!fs->read_group)
-		fs->read_gid = fs->gid;
+	fs->read_gid = fs->gid;
 	fs->start_ms = now_ms();
-	return fs->pc && fs->walsum && fs->ck && fs->dc ? 0 : -ENOMEM;
+	return fs->pc && fs->walsum && fs->ck ? 0 : -ENOMEM;
 }
 
 void stfs_release(struct stfs *fs)
@@ -54,12 +45,6 @@ void stfs_release(struct stfs *fs)
 	fs->walsum = NULL;
 	ckinfo_free(fs->ck);
 	fs->ck = NULL;
-	decision_cache_free(fs->dc);
-	fs->dc = NULL;
-	release_close(fs->rel);
-	fs->rel = NULL;
-	audit_close(fs->audit);
-	fs->audit = NULL;
 	engine_free(fs->engine);
 	fs->engine = NULL;
 	be_close(fs->ckpt);
@@ -184,12 +169,34 @@ struct catalog *stfs_catalog(struct stfs *fs, unsigned max_age_ms)
 	return c ? c : empty_catalog(-ENOMEM);
 }
 
+/*
+ * A fresh answer of the engine, seen for the first time: handed to the
+ * hook once (the policy voids releases of jobs running again, README
+ * "Deleting safely"), by whichever thread takes it first.
+ */
+static struct engine_snap *answer_seen(struct stfs *fs, struct engine_snap *s)
+{
+	int64_t seen;
+
+	if (!fs->on_engine_answer || s->err || !s->data_ms)
+		return s;
+	seen = __atomic_load_n(&fs->answer_seen_ms, __ATOMIC_ACQUIRE);
+	while (s->data_ms > seen)
+		if (__atomic_compare_exchange_n(
+			    &fs->answer_seen_ms, &seen, s->data_ms, false,
+			    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			fs->on_engine_answer(fs, s);
+			break;
+		}
+	return s;
+}
+
 struct engine_snap *stfs_engine(struct stfs *fs, unsigned max_age_ms)
 {
 	struct engine_snap *s;
 
 	if (fs->engine)
-		return engine_jobs(fs->engine, max_age_ms);
+		return answer_seen(fs, engine_jobs(fs->engine, max_age_ms));
 	s = calloc(1, sizeof(*s));
 	if (s) {
 		s->refs = 1;

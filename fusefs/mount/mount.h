@@ -80,23 +80,31 @@ struct stfs {
 	 * scrapes of an unchanged map read no WAL byte */
 	struct pcache *walsum;
 	struct ckinfo_table *ck;
+	/* the policy's parts, opaque here: opened and closed by the
+	 * composition root (main.c) and the policy layer (delete_attach) */
 	struct release_store *rel; /* NULL: state_dir unusable, no releases */
 	struct audit *audit;
 	struct decision_cache *dc;
+	/* called once per fresh engine answer (stfs_engine); NULL: none */
+	void (*on_engine_answer)(struct stfs *fs, const struct engine_snap *s);
+	int64_t answer_seen_ms; /* atomic: data_ms of the last one handed */
 
 	uid_t uid;
 	gid_t gid;
 	/* who may read what stfs restricts (README "Who can read what"):
-	 * root, the daemon's user, and delete_group when it resolves */
+	 * root, the daemon's user, and delete_group when it resolves (set by
+	 * delete_attach) */
 	bool read_group;
 	gid_t read_gid; /* delete_group's gid, else the daemon's */
 	int64_t start_ms;
 	struct stfs_counters n;
 };
 
-/** Set up caches and locks; sources are attached by the caller. 0/-ENOMEM. */
+/** Set up caches and locks; sources and the policy's parts (rel, audit,
+ * dc) are attached by the caller. 0/-ENOMEM. */
 int stfs_init(struct stfs *fs);
-/** Free caches and close sources (backends, engine). Not the conf. */
+/** Free caches and close sources (backends, engine). Not the conf, not the
+ * policy's parts (delete_detach). */
 void stfs_release(struct stfs *fs);
 
 /**
@@ -105,7 +113,8 @@ void stfs_release(struct stfs *fs);
  * empty one with err set).  Release with catalog_put().
  */
 struct catalog *stfs_catalog(struct stfs *fs, unsigned max_age_ms);
-/** The engine's jobs (a ref; engine_snap_put it).  Never NULL. */
+/** The engine's jobs (a ref; engine_snap_put it).  Never NULL.  A fresh
+ * answer not seen before goes to on_engine_answer first. */
 struct engine_snap *stfs_engine(struct stfs *fs, unsigned max_age_ms);
 /** engine_ids_fn over the catalog (`cookie` is the struct stfs): the job
  * ids in storage, asked by the engine client when /finished-jobs fails. */

@@ -23,14 +23,13 @@
 #include "model/protostuff.h"
 #include "policy/release.h"
 #include "policy/rules.h"
-#include "view/tree.h"
 
-#include <fuse.h>
 #include <unistd.h>
 
 struct decision {
 	char id[24];
 	int64_t mono_ms;
+	int64_t answer_ms;   /* wall time of the engine's answer */
 	int engine_err;	     /* 0, or why the engine could not tell */
 	int state;	     /* enum job_state */
 	bool young_orphan;   /* rule_input.young_orphan */
@@ -77,8 +76,11 @@ struct decision_cache {
 	struct prediction pred[PRED_SLOTS]; /* protected by lock */
 	uint64_t pred_gen;		    /* protected by lock */
 
+	delete_resolve_fn resolve; /* set once, before the mount serves */
+
 	/* kernel invalidation worker; protected by lock */
-	void *fuse;
+	delete_inval_fn inval;
+	void *inval_cookie;
 	bool worker;
 	bool stop; /* the worker is to end */
 	pthread_t tid;
@@ -94,7 +96,7 @@ static void pred_void(struct decision_cache *dc)
 	pthread_mutex_unlock(&dc->lock);
 }
 
-struct decision_cache *decision_cache_new(void)
+static struct decision_cache *decision_cache_new(void)
 {
 	struct decision_cache *dc = calloc(1, sizeof(*dc));
 
@@ -132,11 +134,12 @@ static void inval_stop(struct decision_cache *dc)
 		pthread_join(t, NULL);
 	pthread_mutex_lock(&dc->lock);
 	dc->worker = false;
-	dc->fuse = NULL;
+	dc->inval = NULL;
+	dc->inval_cookie = NULL;
 	pthread_mutex_unlock(&dc->lock);
 }
 
-void decision_cache_free(struct decision_cache *dc)
+static void decision_cache_free(struct decision_cache *dc)
 {
 	if (!dc)
 		return;
@@ -153,6 +156,28 @@ void decision_cache_free(struct decision_cache *dc)
 }
 
 static bool job_of(const char *path, char *id, size_t idsz);
+
+int delete_attach(struct stfs *fs)
+{
+	fs->dc = decision_cache_new();
+	/* resolved once, at mount: a group lookup may block on NSS */
+	fs->read_group =
+		rules_group_gid(fs->conf.delete_group, &fs->read_gid) == 0;
+	if (!fs->read_group)
+		fs->read_gid = fs->gid;
+	return fs->dc ? 0 : -ENOMEM;
+}
+
+void delete_detach(struct stfs *fs)
+{
+	fs->on_engine_answer = NULL;
+	decision_cache_free(fs->dc);
+	fs->dc = NULL;
+	release_close(fs->rel);
+	fs->rel = NULL;
+	audit_close(fs->audit);
+	fs->audit = NULL;
+}
 
 /* ---- callers */
 
@@ -207,7 +232,7 @@ static void *inval_worker(void *arg)
 		char *path = dc->queue[--dc->n_queue];
 
 		pthread_mutex_unlock(&dc->lock);
-		fuse_invalidate_path(dc->fuse, path);
+		dc->inval(dc->inval_cookie, path);
 		free(path);
 		pthread_mutex_lock(&dc->lock);
 	}
@@ -215,16 +240,22 @@ static void *inval_worker(void *arg)
 	return NULL;
 }
 
-void delete_set_fuse(struct stfs *fs, void *fuse)
+void delete_set_resolver(struct stfs *fs, delete_resolve_fn fn)
+{
+	fs->dc->resolve = fn;
+}
+
+void delete_set_invalidate(struct stfs *fs, delete_inval_fn fn, void *cookie)
 {
 	struct decision_cache *dc = fs->dc;
 
-	if (!fuse) {
+	if (!fn) {
 		inval_stop(dc);
 		return;
 	}
 	pthread_mutex_lock(&dc->lock);
-	dc->fuse = fuse;
+	dc->inval = fn;
+	dc->inval_cookie = cookie;
 	dc->stop = false;
 	if (!dc->worker &&
 	    pthread_create(&dc->tid, NULL, inval_worker, dc) == 0)
@@ -317,6 +348,35 @@ static int job_state_for(struct stfs *fs, const char *id,
 }
 
 static void void_release(struct stfs *fs, const char *id, const char *why);
+static int64_t job_newest_ns(const struct catalog *cat, const char *id);
+
+/*
+ * Why the release of decision `d`'s job is void (into why), or NULL when
+ * it stands (or there is none): the engine answered, after the release,
+ * that the job runs again; or it has run since (newer objects, a later
+ * finish: the release covers the job as it was).
+ */
+static const char *release_void_why(struct stfs *fs, const struct decision *d,
+				    char *why, size_t whysz)
+{
+	if (!fs->rel || !release_is_released(fs->rel, d->id))
+		return NULL;
+	if (d->engine_err == 0 && d->state != JS_ORPHAN &&
+	    d->state != JS_UNKNOWN && !job_state_is_end(d->state) &&
+	    d->answer_ms > release_time_ms(fs->rel, d->id)) {
+		snprintf(why, whysz, "it is %s again",
+			 job_state_name(d->state));
+		return why;
+	}
+	if (!release_covers(fs->rel, d->id, job_newest_ns(d->cat, d->id),
+			    d->finish_s)) {
+		snprintf(why, whysz,
+			 "it has run again since its release "
+			 "(newer objects or a later finish)");
+		return why;
+	}
+	return NULL;
+}
 
 /* The newest mtime among the objects of job `id` in `cat` (0: none). */
 static int64_t job_newest_ns(const struct catalog *cat, const char *id)
@@ -412,20 +472,19 @@ static struct decision *decision_get(struct stfs *fs, const char *id, int *err,
 	d->cat = cat;
 	d->state = job_state_for(fs, id, cat, d);
 	d->mono_ms = mono_ms();
-	if (d->engine_err == 0 && d->state != JS_ORPHAN &&
-	    d->state != JS_UNKNOWN && !job_state_is_end(d->state))
-		delete_void_release(fs, id, d->state, now_ms());
-	/* a release covers the job as it was: a newer object or a later
-	 * finish (a run stfs did not see) voids it */
-	if (fs->rel && release_is_released(fs->rel, id) &&
-	    !release_covers(fs->rel, id, job_newest_ns(cat, id), d->finish_s))
-		void_release(fs, id,
-			     "it has run again since its release (newer "
-			     "objects or a later finish)");
+	d->answer_ms = now_ms();
 	/* a prediction neither starts nor extends a session: the first
-	 * deletion in a job asks the engine afresh (README "Deleting") */
+	 * deletion in a job asks the engine afresh (README "Deleting safely");
+	 * nor does it write: it counts a release to be voided as void
+	 * (decision_input) */
 	if (!store)
 		return d;
+	{
+		char why[96];
+
+		if (release_void_why(fs, d, why, sizeof(why)))
+			void_release(fs, id, why);
+	}
 
 	/* a fresh answer for a deletion or release: predictions made
 	 * before it are void */
@@ -582,6 +641,20 @@ void delete_void_release(struct stfs *fs, const char *id, int state,
 	void_release(fs, id, why);
 }
 
+static void on_engine_answer(struct stfs *fs, const struct engine_snap *s)
+{
+	for (size_t i = 0; i < s->n_jobs; i++)
+		if (s->jobs[i].state != JS_UNKNOWN &&
+		    !job_state_is_end(s->jobs[i].state))
+			delete_void_release(fs, s->jobs[i].id, s->jobs[i].state,
+					    s->data_ms);
+}
+
+void delete_watch_engine(struct stfs *fs)
+{
+	fs->on_engine_answer = on_engine_answer;
+}
+
 /* "/jobs/<id>[/...]" -> id; false for any other path */
 static bool job_of(const char *path, char *id, size_t idsz)
 {
@@ -635,10 +708,10 @@ static enum obj_class classify_obj(struct stfs *fs, const struct cat_obj *o,
 	return OC_SUPERSEDED;
 }
 
-static enum obj_class classify(struct stfs *fs, const struct node *n,
+static enum obj_class classify(struct stfs *fs, const struct del_node *n,
 			       const struct rule_input *in)
 {
-	if (n->kind != ND_OBJ)
+	if (n->kind != DK_OBJ)
 		return OC_VIEW;
 	return classify_obj(fs, n->obj, n->group, in);
 }
@@ -668,32 +741,31 @@ static size_t pipe_live(const struct decision *d, const struct cat_pipe *p)
 }
 
 /* Storage objects still present below directory node `n`. */
-static size_t objects_below(const struct decision *d, const struct node *n)
+static size_t objects_below(const struct decision *d, const struct del_node *n)
 {
-	const struct cat_job *cj = n->job.cj;
+	const struct cat_job *cj = n->cj;
 	size_t live = 0;
 
 	if (!cj)
 		return 0;
 	switch (n->kind) {
-	case ND_JOB:
+	case DK_JOB:
 		live += count_live(d, cj->sp_objs, cj->n_sp, NULL);
 		live += count_live(d, cj->strays, cj->n_strays, NULL);
 		__attribute__((fallthrough));
-	case ND_PIPES:
+	case DK_PIPES:
 		for (size_t i = 0; i < cj->n_pipes; i++)
 			live += pipe_live(d, &cj->pipes[i]);
 		return live;
-	case ND_PIPE:
-	case ND_CKPTS:
+	case DK_PIPE:
 		return pipe_live(d, n->pipe);
-	case ND_CKPT:
+	case DK_CKPT:
 		return count_live(d, n->ckpt->objs, n->ckpt->n_objs, NULL);
-	case ND_SPS:
+	case DK_SPS:
 		return count_live(d, cj->sp_objs, cj->n_sp, NULL);
-	case ND_OTHER:
+	case DK_OTHER:
 		return count_live(d, cj->strays, cj->n_strays, NULL);
-	case ND_SUBDIR:
+	case DK_SUBDIR:
 		if (n->group == OG_CKPT)
 			return count_live(d, n->ckpt->objs, n->ckpt->n_objs,
 					  n->sub);
@@ -750,16 +822,21 @@ static void decision_input(struct stfs *fs, const struct decision *d,
 	in->engine_err = d->engine_err;
 	in->state = d->state;
 	in->young_orphan = d->young_orphan;
-	in->released = fs->rel && release_covers(fs->rel, d->id,
-						 job_newest_ns(d->cat, d->id),
-						 d->finish_s);
+	char why[96];
+
+	in->released =
+		fs->rel &&
+		release_covers(fs->rel, d->id, job_newest_ns(d->cat, d->id),
+			       d->finish_s) &&
+		!release_void_why(fs, d, why, sizeof(why));
 }
 
 struct target {
 	char id[24];
 	struct decision *d;
-	struct view v;
-	struct node n;
+	struct engine_snap *snap;
+	int64_t now_ms;
+	struct del_node n;
 	struct rule_input in;
 	struct rule_result res;
 };
@@ -795,18 +872,25 @@ static int target_open(struct stfs *fs, const struct caller *c,
 		return rc == -ENOENT ? -ENOENT : -EAGAIN;
 	}
 	decision_input(fs, t->d, &t->in);
-	t->v.fs = fs;
-	/* decide against the fresh listing; the session's ghost only keeps
-	 * emptied directories resolvable for rmdir (delete_rmdir) */
-	t->v.cat = t->d->cat;
-	t->v.snap = stfs_engine(fs, 0);
-	t->v.now_ms = now_ms();
+	t->snap = stfs_engine(fs, 0);
+	t->now_ms = now_ms();
 	return 0;
+}
+
+/* Resolve `path` against the fresh listing (ghost false) or the session's
+ * ghost, which only keeps emptied directories resolvable for rmdir. */
+static int target_resolve(struct stfs *fs, struct target *t, const char *path,
+			  bool ghost)
+{
+	if (!fs->dc->resolve)
+		return -ENOSYS;
+	return fs->dc->resolve(fs, ghost ? t->d->ghost : t->d->cat, t->snap,
+			       t->now_ms, path, &t->n);
 }
 
 static void target_done(struct target *t)
 {
-	engine_snap_put(t->v.snap);
+	engine_snap_put(t->snap);
 	if (t->d)
 		decision_free(t->d);
 }
@@ -820,30 +904,26 @@ int delete_unlink(struct stfs *fs, const struct caller *c, const char *path)
 	rc = target_open(fs, c, path, "unlink", &t);
 	if (rc)
 		return rc;
-	rc = tree_resolve(&t.v, path, &t.n);
+	rc = target_resolve(fs, &t, path, false);
 	if (rc == -ENOENT && t.d->ghost) {
 		/* a link or pseudo-file of a directory this session emptied
 		 * (`latest` of a pipeline without checkpoints): a view, gone
 		 * with nothing to remove; an object absent from the fresh
 		 * listing stays ENOENT */
-		struct view g = t.v;
-
-		g.cat = t.d->ghost;
-		if (tree_resolve(&g, path, &t.n) == 0 &&
-		    (t.n.kind == ND_PSEUDO || t.n.kind == ND_LINK))
+		if (target_resolve(fs, &t, path, true) == 0 &&
+		    t.n.kind == DK_FILE)
 			rc = 0;
 	}
-	if (rc == 0 && t.n.kind != ND_OBJ && t.n.kind != ND_PSEUDO &&
-	    t.n.kind != ND_LINK)
+	if (rc == 0 && t.n.kind != DK_OBJ && t.n.kind != DK_FILE)
 		rc = -EISDIR;
-	if (rc == 0 && t.n.kind == ND_OBJ && removed(t.d, t.n.obj->key))
+	if (rc == 0 && t.n.kind == DK_OBJ && removed(t.d, t.n.obj->key))
 		rc = -ENOENT;
 	if (rc) {
 		target_done(&t);
 		return rc;
 	}
 	t.in.cls = classify(fs, &t.n, &t.in);
-	if (t.n.kind == ND_OBJ)
+	if (t.n.kind == DK_OBJ)
 		key = t.n.obj->key;
 	rules_decide(&t.in, &t.res);
 	if (t.res.err) {
@@ -852,7 +932,7 @@ int delete_unlink(struct stfs *fs, const struct caller *c, const char *path)
 		target_done(&t);
 		return -t.res.err;
 	}
-	if (t.n.kind == ND_OBJ) {
+	if (t.n.kind == DK_OBJ) {
 		rc = be_remove(fs->ckpt, key);
 		if (rc == -ENOENT)
 			rc = 0; /* gone already: what rm wanted */
@@ -860,7 +940,7 @@ int delete_unlink(struct stfs *fs, const struct caller *c, const char *path)
 			decision_note_removed(fs, t.id, key);
 	}
 	audit_decision(fs, c, "unlink", path, key, t.d, t.res.rule, -rc);
-	if (rc == 0 && t.n.kind == ND_OBJ)
+	if (rc == 0 && t.n.kind == DK_OBJ)
 		after_change(fs, t.id, key);
 	target_done(&t);
 	return rc;
@@ -876,20 +956,15 @@ int delete_rmdir(struct stfs *fs, const struct caller *c, const char *path)
 	rc = target_open(fs, c, path, "rmdir", &t);
 	if (rc)
 		return rc;
-	rc = tree_resolve(&t.v, path, &t.n);
+	rc = target_resolve(fs, &t, path, false);
 	if (rc == -ENOENT && t.d->ghost) {
 		/* emptied by this session's `rm -r`: absent from the fresh
 		 * listing, so nothing is left below it */
-		struct view g = t.v;
-
-		g.cat = t.d->ghost;
-		rc = tree_resolve(&g, path, &t.n);
-		if (rc == 0 && t.n.kind != ND_OBJ && t.n.kind != ND_PSEUDO &&
-		    t.n.kind != ND_LINK)
+		rc = target_resolve(fs, &t, path, true);
+		if (rc == 0 && t.n.kind != DK_OBJ && t.n.kind != DK_FILE)
 			ghost = true;
 	}
-	if (rc == 0 && (t.n.kind == ND_OBJ || t.n.kind == ND_PSEUDO ||
-			t.n.kind == ND_LINK))
+	if (rc == 0 && (t.n.kind == DK_OBJ || t.n.kind == DK_FILE))
 		rc = -ENOTDIR;
 	if (rc) {
 		target_done(&t);
@@ -909,7 +984,7 @@ int delete_rmdir(struct stfs *fs, const struct caller *c, const char *path)
 		target_done(&t);
 		return -ENOTEMPTY;
 	}
-	if (t.n.kind == ND_JOB) {
+	if (t.n.kind == DK_JOB) {
 		char dir[64];
 
 		/* the job's own (now empty) directories, on stores that have

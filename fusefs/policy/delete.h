@@ -19,8 +19,9 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "policy/rules.h"
+#include "model/catalog.h"
 #include "mount/mount.h"
+#include "policy/rules.h"
 
 struct caller {
 	uid_t uid;
@@ -30,10 +31,22 @@ struct caller {
 	int ngroups;
 };
 
-struct decision_cache;
+/**
+ * The policy's per-mount parts: the decision cache (fs->dc) and who may
+ * read what (fs->read_group, fs->read_gid, from delete_group).  Called by
+ * the composition root after stfs_init; 0 or -ENOMEM.  delete_detach
+ * frees them and closes fs->rel and fs->audit (before stfs_release).
+ */
+int delete_attach(struct stfs *fs);
+void delete_detach(struct stfs *fs);
 
-struct decision_cache *decision_cache_new(void);
-void decision_cache_free(struct decision_cache *dc);
+/**
+ * Void releases where the engine's fresh answers arrive: installs the
+ * stfs_engine hook that voids the release of every job the answer reports
+ * in a non-end state, when the answer is newer than the release (audited).
+ * Views never write (README "Layout of the source").
+ */
+void delete_watch_engine(struct stfs *fs);
 
 /** unlink(2) of `path`. */
 int delete_unlink(struct stfs *fs, const struct caller *c, const char *path);
@@ -89,8 +102,54 @@ bool delete_is_removed(struct stfs *fs, const char *key);
 void delete_void_release(struct stfs *fs, const char *id, int state,
 			 int64_t seen_ms);
 
-/** Start the kernel-invalidation worker (needs the struct fuse); NULL ends
- * it and waits for it (at unmount, before libfuse frees the handle). */
-void delete_set_fuse(struct stfs *fs, void *fuse);
+/*
+ * What a path below /jobs/<id> is, for unlink and rmdir: the tree says it
+ * (the view layer above hands delete_set_resolver its resolver), so there
+ * is one path grammar.
+ */
+enum del_kind {
+	DK_OBJ,	   /* a storage object: `obj`, in group `group` */
+	DK_FILE,   /* a pseudo-file or link: a view, nothing to remove */
+	DK_JOB,	   /* jobs/<id>: everything of `cj` */
+	DK_PIPES,  /* pipelines/: every pipeline of `cj` */
+	DK_PIPE,   /* pipelines/<pid> or its checkpoints/: `pipe` (NULL:
+		    * engine only) */
+	DK_CKPT,   /* one checkpoint: `ckpt` */
+	DK_SPS,	   /* savepoints/: the documented savepoint data of `cj` */
+	DK_OTHER,  /* other/: the strays of `cj` */
+	DK_SUBDIR, /* a directory of object name prefix `sub` in `group` */
+	DK_DIR,	   /* any other directory: no storage object below */
+};
+
+struct del_node {
+	enum del_kind kind;
+	const struct cat_job *cj; /* NULL: storage has nothing of the job */
+	const struct cat_pipe *pipe;
+	const struct cat_ckpt *ckpt;
+	const struct cat_obj *obj;
+	enum obj_group group;
+	char sub[1024];
+};
+
+/**
+ * Resolve `path` against catalog `cat` and engine snapshot `snap` (at
+ * wall time now_ms) into *out.  0 or -errno (-ENOENT: no such path).
+ */
+typedef int (*delete_resolve_fn)(struct stfs *fs, struct catalog *cat,
+				 struct engine_snap *snap, int64_t now_ms,
+				 const char *path, struct del_node *out);
+/** Install the resolver (after delete_attach); unlink and rmdir refuse
+ * with ENOSYS without one. */
+void delete_set_resolver(struct stfs *fs, delete_resolve_fn fn);
+
+/** Drops the kernel's entry for `path` (fuse_invalidate_path, installed by
+ * the FUSE layer). */
+typedef void (*delete_inval_fn)(void *cookie, const char *path);
+/**
+ * Start the kernel-invalidation worker, which calls `fn(cookie, path)` off
+ * the FUSE call path; fn NULL ends it and waits for it (at unmount, before
+ * libfuse frees its handle).
+ */
+void delete_set_invalidate(struct stfs *fs, delete_inval_fn fn, void *cookie);
 
 #endif

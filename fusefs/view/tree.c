@@ -65,11 +65,9 @@ static void job_fill(const struct view *v, const char *id,
 	jv->ej = ej;
 	if (ej) {
 		jv->state = ej->state;
+		/* read only: a release of a job seen running again is voided
+		 * where the engine's answer arrives (delete_watch_engine) */
 		jv->stale = v->snap->err != 0;
-		/* a released job seen running again: the release is void */
-		if (!jv->stale && !job_state_is_end(ej->state))
-			delete_void_release(v->fs, ej->id, ej->state,
-					    v->snap->data_ms);
 	} else if (v->snap->err != 0 || !cj) {
 		jv->state = JS_UNKNOWN;
 	} else {
@@ -1691,4 +1689,58 @@ void tree_dir_close(struct tree_dir *d)
 	free(d->off);
 	free(d->path);
 	free(d);
+}
+
+int tree_delete_node(struct stfs *fs, struct catalog *cat,
+		     struct engine_snap *snap, int64_t now_ms, const char *path,
+		     struct del_node *out)
+{
+	struct view v = {.fs = fs, .cat = cat, .snap = snap, .now_ms = now_ms};
+	struct node n;
+	int rc = tree_resolve(&v, path, &n);
+
+	if (rc)
+		return rc;
+	memset(out, 0, sizeof(*out));
+	out->cj = n.job.cj;
+	out->pipe = n.pipe;
+	out->ckpt = n.ckpt;
+	out->obj = n.obj;
+	out->group = n.group;
+	snprintf(out->sub, sizeof(out->sub), "%s", n.sub);
+	switch (n.kind) {
+	case ND_OBJ:
+		out->kind = DK_OBJ;
+		break;
+	case ND_PSEUDO:
+	case ND_LINK:
+		out->kind = DK_FILE;
+		break;
+	case ND_JOB:
+		out->kind = DK_JOB;
+		break;
+	case ND_PIPES:
+		out->kind = DK_PIPES;
+		break;
+	case ND_PIPE:
+	case ND_CKPTS:
+		out->kind = DK_PIPE;
+		break;
+	case ND_CKPT:
+		out->kind = DK_CKPT;
+		break;
+	case ND_SPS:
+		out->kind = DK_SPS;
+		break;
+	case ND_OTHER:
+		out->kind = DK_OTHER;
+		break;
+	case ND_SUBDIR:
+		out->kind = DK_SUBDIR;
+		break;
+	default:
+		out->kind = DK_DIR;
+		break;
+	}
+	return 0;
 }

@@ -23,6 +23,7 @@
 #include "backends/engine.h"
 #include "util/pcache.h"
 #include "mount/mount.h"
+#include "policy/delete.h"
 
 struct view {
 	struct stfs *fs;
@@ -101,13 +102,6 @@ enum pseudo_file {
 	PF_CKPT_INFO,	     /* checkpoints/<cid>/info */
 };
 
-/* which group of objects an ND_SUBDIR / ND_OBJ belongs to */
-enum obj_group {
-	OG_CKPT,  /* objects of one checkpoint */
-	OG_SP,	  /* documented savepoint data */
-	OG_OTHER, /* strays */
-};
-
 struct node {
 	enum node_kind kind;
 	enum pseudo_file pf;
@@ -174,6 +168,12 @@ int tree_content(struct view *v, const char *path, const struct node *n,
 void tree_escape_name(const char *name, char *out, size_t outsz);
 /** Undo tree_escape_name; -EINVAL on a malformed escape. */
 int tree_unescape_name(const char *s, char *out, size_t outsz);
+
+/** delete_resolve_fn (policy/delete.h) over tree_resolve: what the
+ * deletion path needs of a node. */
+int tree_delete_node(struct stfs *fs, struct catalog *cat,
+		     struct engine_snap *snap, int64_t now_ms, const char *path,
+		     struct del_node *out);
 
 /** Render pseudo-file `n` into out (no caching). *mtime_s gets its time. */
 int tree_render(struct view *v, const struct node *n, struct buf *out,

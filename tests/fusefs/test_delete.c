@@ -35,6 +35,7 @@
 #include "policy/rules.h"
 #include "view/tree.h"
 #include "mount/mount.h"
+#include "view/tree.h"
 
 #define FIX	  "tests/fixtures/protostuff/"
 #define JOB	  "555"
@@ -70,6 +71,8 @@ static int setup(void **st)
 	f->fs.conf.state_dir = NULL;
 	f->fs.conf.decision_age_ms = 0; /* every call asks afresh */
 	assert_int_equal(stfs_init(&f->fs), 0);
+	assert_int_equal(delete_attach(&f->fs), 0);
+	delete_set_resolver(&f->fs, tree_delete_node);
 	assert_int_equal(fake_be_open(&f->be), 0);
 	f->fs.ckpt = f->be;
 	assert_int_equal(fake_engine_new(&f->fs.engine), 0);
@@ -103,6 +106,7 @@ static int teardown(void **st)
 	struct fx *f = *st;
 	char cmd[128];
 
+	delete_detach(&f->fs);
 	stfs_release(&f->fs);
 	conf_release(&f->fs.conf);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);

@@ -21,6 +21,7 @@
 #include "model/protostuff.h"
 #include "mount/mount.h"
 #include "policy/audit.h"
+#include "policy/delete.h"
 #include "policy/imapdel.h"
 
 #define FIX "tests/fixtures/protostuff/"
@@ -57,6 +58,7 @@ static int setup(void **st)
 	free(f->fs.conf.state_dir);
 	f->fs.conf.state_dir = NULL;
 	assert_int_equal(stfs_init(&f->fs), 0);
+	assert_int_equal(delete_attach(&f->fs), 0);
 	assert_int_equal(tu_load(FIX, "wal_live_and_tombstone.wal", &wal, &len),
 			 0);
 	assert_int_equal(wal_walk((uint8_t *)wal, len, first_record_end, &off,
@@ -80,6 +82,7 @@ static int teardown(void **st)
 {
 	struct fx *f = *st;
 
+	delete_detach(&f->fs);
 	stfs_release(&f->fs);
 	conf_release(&f->fs.conf);
 	free(f);

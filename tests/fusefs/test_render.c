@@ -16,6 +16,7 @@
 #include "fakes/fake_backend.h"
 #include "fakes/fake_engine.h"
 #include "view/render.h"
+#include "policy/delete.h"
 #include "mount/mount.h"
 #include "view/tree.h"
 
@@ -46,6 +47,7 @@ static int setup_err(void **state, int engine_err)
 	free(f->fs.conf.state_dir);
 	f->fs.conf.state_dir = NULL;
 	assert_int_equal(stfs_init(&f->fs), 0);
+	assert_int_equal(delete_attach(&f->fs), 0);
 	assert_int_equal(fake_be_open(&be), 0);
 	assert_int_equal(fake_be_add_str(be, "5/1000-1-1-1.ser", "x", OLD_NS),
 			 0);
@@ -83,6 +85,7 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 
 	view_close(&f->v);
+	delete_detach(&f->fs);
 	stfs_release(&f->fs);
 	conf_release(&f->fs.conf);
 	free(f);

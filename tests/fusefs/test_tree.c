@@ -17,6 +17,7 @@
 #include "fakes/testutil.h"
 #include "util/jobid.h"
 #include "view/render.h"
+#include "policy/delete.h"
 #include "mount/mount.h"
 #include "view/tree.h"
 
@@ -73,6 +74,7 @@ static struct fixture *fixture_alloc(struct backend **be)
 	free(f->fs.conf.state_dir);
 	f->fs.conf.state_dir = NULL;
 	assert_int_equal(stfs_init(&f->fs), 0);
+	assert_int_equal(delete_attach(&f->fs), 0);
 	assert_int_equal(fake_be_open(be), 0);
 	return f;
 }
@@ -117,6 +119,7 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 
 	view_close(&f->v);
+	delete_detach(&f->fs);
 	stfs_release(&f->fs);
 	conf_release(&f->fs.conf);
 	free(f);
