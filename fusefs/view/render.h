@@ -11,7 +11,8 @@
 #define STFS_RENDER_H
 
 #include "util/buf.h"
-#include "view/tree.h"
+#include "model/catalog.h"
+#include "view/view.h"
 
 /* The verdict of README "Deleting safely" for `rm -r jobs/<id>` by a permitted
  * caller. */

@@ -9,7 +9,8 @@
  *   tree_content()  a pseudo-file's bytes (cached in pcache)
  *   tree_readlink() a symlink's target
  *
- * Nodes borrow from the view: valid until view_close().  Thread-safe.
+ * Nodes borrow from the view (view/view.h): valid until view_close().
+ * Thread-safe.
  */
 #ifndef STFS_TREE_H
 #define STFS_TREE_H
@@ -24,37 +25,7 @@
 #include "util/pcache.h"
 #include "mount/mount.h"
 #include "policy/delete.h"
-
-struct view {
-	struct stfs *fs;
-	struct catalog *cat;
-	struct engine_snap *snap;
-	int64_t now_ms;
-	/* whether the caller may delete (for `deletable`); NULL: yes */
-	bool (*caller_allowed)(struct stfs *fs);
-};
-
-/** Take the current catalog and engine snapshot (refs). */
-void view_open(struct stfs *fs, struct view *v);
-void view_close(struct view *v);
-
-/** A job as both sources see it. */
-struct job_view {
-	const char *id;
-	const struct cat_job *cj;    /* NULL: storage has nothing of it */
-	const struct engine_job *ej; /* NULL: the engine does not report it */
-	int state;	 /* enum job_state, ORPHAN/UNKNOWN included */
-	bool stale;	 /* state is the engine's last known answer */
-	int64_t mtime_s; /* newest of its sources' times */
-};
-
-/** -ENOENT when neither source knows `id`. */
-int view_job(const struct view *v, const char *id, struct job_view *out);
-/** Call fn for every job, in numeric id order; stops when fn returns non-zero.
- */
-int view_each_job(const struct view *v,
-		  int (*fn)(void *cookie, const struct job_view *jv),
-		  void *cookie);
+#include "view/view.h"
 
 enum node_kind {
 	ND_ROOT,
