@@ -12,6 +12,9 @@
 
 #include "backends/engine.h"
 
+#include "mount/mount.h"
+#include "policy/delete.h"
+
 int64_t tu_mono_ms(void)
 {
 	struct timespec ts;
@@ -85,4 +88,21 @@ bool tu_has_metrics(const struct engine_job *j)
 
 	json_decref(m);
 	return m != NULL;
+}
+
+int tu_rmtree(const char *dir)
+{
+	char cmd[600];
+
+	if ((size_t)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir) >=
+	    sizeof(cmd))
+		return -1;
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+void tu_mount_free(struct stfs *fs)
+{
+	delete_detach(fs);
+	stfs_release(fs);
+	conf_release(&fs->conf);
 }

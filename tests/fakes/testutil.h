@@ -1,6 +1,7 @@
 /*
  * testutil — small helpers the unit tests share: the monotonic clock, a
- * millisecond sleep, and reading a fixture file whole.
+ * millisecond sleep, reading a fixture file whole, removing a temp tree,
+ * freeing a test's mount.
  *
  * Ownership: tu_load() hands the caller a malloc'd buffer to free().
  * Threads: every function is safe to call from any thread.
@@ -11,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+struct stfs;
 
 /** CLOCK_MONOTONIC in milliseconds. */
 int64_t tu_mono_ms(void);
@@ -32,5 +35,12 @@ struct engine_job;
 const char *tu_metric(const struct engine_job *j, const char *k);
 /** Whether the job's metrics_json parses to an object. */
 bool tu_has_metrics(const struct engine_job *j);
+
+/** rm -rf `dir` (a test's mkdtemp directory).  0, or -1 when it failed. */
+int tu_rmtree(const char *dir);
+
+/** Free a test's mount (stfs_init + delete_attach): the policy's parts
+ * (delete_detach), the mount (stfs_release) and its conf. */
+void tu_mount_free(struct stfs *fs);
 
 #endif

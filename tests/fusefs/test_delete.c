@@ -104,13 +104,9 @@ static int setup(void **st)
 static int teardown(void **st)
 {
 	struct fx *f = *st;
-	char cmd[128];
 
-	delete_detach(&f->fs);
-	stfs_release(&f->fs);
-	conf_release(&f->fs.conf);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	assert_int_equal(system(cmd), 0);
+	tu_mount_free(&f->fs);
+	assert_int_equal(tu_rmtree(f->dir), 0);
 	free(f->ckpt_bytes);
 	free(f->sp_bytes);
 	free(f);

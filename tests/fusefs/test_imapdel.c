@@ -82,9 +82,7 @@ static int teardown(void **st)
 {
 	struct fx *f = *st;
 
-	delete_detach(&f->fs);
-	stfs_release(&f->fs);
-	conf_release(&f->fs.conf);
+	tu_mount_free(&f->fs);
 	free(f);
 	return 0;
 }

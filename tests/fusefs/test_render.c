@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "fakes/fake_backend.h"
+#include "fakes/testutil.h"
 #include "fakes/fake_engine.h"
 #include "view/render.h"
 #include "policy/delete.h"
@@ -85,9 +86,7 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 
 	view_close(&f->v);
-	delete_detach(&f->fs);
-	stfs_release(&f->fs);
-	conf_release(&f->fs.conf);
+	tu_mount_free(&f->fs);
 	free(f);
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "fakes/fake_backend.h"
+#include "fakes/testutil.h"
 #include "fakes/fake_engine.h"
 #include "fakes/testutil.h"
 #include "util/jobid.h"
@@ -119,9 +120,7 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 
 	view_close(&f->v);
-	delete_detach(&f->fs);
-	stfs_release(&f->fs);
-	conf_release(&f->fs.conf);
+	tu_mount_free(&f->fs);
 	free(f);
 	return 0;
 }
