@@ -283,7 +283,7 @@ int be_remove(struct backend *be, const char *path)
 	uint64_t t0;
 	int rc;
 
-	if (!be->ops->remove)
+	if (!be->ops->remove || !(be->ops->caps & BE_CAP_DELETE))
 		return -EROFS;
 	t0 = mono_us();
 	stat_add(&be->stats.removes, 1);
@@ -297,7 +297,7 @@ int be_rmdir(struct backend *be, const char *path)
 	uint64_t t0;
 	int rc;
 
-	if (!be->ops->remove)
+	if (!be->ops->remove || !(be->ops->caps & BE_CAP_DELETE))
 		return -EROFS;
 	if (!be->ops->rmdir)
 		return 0;

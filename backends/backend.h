@@ -71,7 +71,8 @@ typedef int (*be_fill_fn)(void *cookie, const char *name,
 #define BE_LIST_RECURSIVE 0x1 /* every file below `dir`, at any depth */
 
 /* capabilities */
-#define BE_CAP_DELETE 0x1 /* remove() works */
+#define BE_CAP_DELETE 0x1 /* remove() and rmdir() delete (be_remove: EROFS) */
+#define BE_CAP_REMOTE 0x2 /* every read is a round trip: overlap them */
 
 struct backend;
 

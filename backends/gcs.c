@@ -608,7 +608,7 @@ static void gcs_destroy(struct backend *be)
 
 const struct be_ops be_gcs_ops = {
 	.name = "gcs",
-	.caps = BE_CAP_DELETE,
+	.caps = BE_CAP_DELETE | BE_CAP_REMOTE,
 	.priv_size = sizeof(struct gcs_priv),
 	.init = gcs_init,
 	.destroy = gcs_destroy,

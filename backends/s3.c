@@ -1420,7 +1420,7 @@ static int s3_describe(struct backend *be, struct buf *out)
 
 const struct be_ops be_s3_ops = {
 	.name = "s3",
-	.caps = BE_CAP_DELETE,
+	.caps = BE_CAP_DELETE | BE_CAP_REMOTE,
 	.priv_size = sizeof(struct s3_priv),
 	.init = s3_init,
 	.destroy = s3_destroy,

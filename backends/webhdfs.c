@@ -1317,7 +1317,7 @@ static int wh_describe(struct backend *be, struct buf *out)
 
 const struct be_ops be_webhdfs_ops = {
 	.name = "webhdfs",
-	.caps = BE_CAP_DELETE,
+	.caps = BE_CAP_DELETE | BE_CAP_REMOTE,
 	.priv_size = sizeof(struct wh_priv),
 	.init = wh_init,
 	.destroy = wh_destroy,

@@ -718,7 +718,7 @@ static void prefetch_run(struct prefetch *p)
 	size_t nt = 0;
 
 	/* threads pay off against a remote store only */
-	if (p->n > 4 && strcmp(p->src->be->ops->name, "local") != 0)
+	if (p->n > 4 && (p->src->be->ops->caps & BE_CAP_REMOTE))
 		for (; nt < CK_THREADS && nt < p->n / 2; nt++)
 			if (pthread_create(&t[nt], NULL, prefetch_worker, p))
 				break;
@@ -732,7 +732,7 @@ void ckinfo_prefetch_pipe(struct ckinfo_table *t, const struct ckinfo_src *src,
 {
 	struct prefetch p = {.t = t, .src = src, .summary = true};
 
-	if (!cp || !cp->n_ckpts || strcmp(src->be->ops->name, "local") == 0)
+	if (!cp || !cp->n_ckpts || !(src->be->ops->caps & BE_CAP_REMOTE))
 		return; /* one local read each: nothing to overlap */
 	p.objs = calloc(cp->n_ckpts, sizeof(*p.objs));
 	if (!p.objs)

@@ -322,9 +322,48 @@ const struct be_ops fake_be_ops = {
 	.rmdir = fake_rmdir,
 };
 
+/* the same store with other capability bits (fake_be_open_caps) */
+static const struct be_ops fake_be_ops_remote = {
+	.name = "fake",
+	.caps = BE_CAP_DELETE | BE_CAP_REMOTE,
+	.priv_size = sizeof(struct fake_priv),
+	.init = fake_init,
+	.destroy = fake_destroy,
+	.list_page = fake_list_page,
+	.stat = fake_stat,
+	.read = fake_read,
+	.remove = fake_remove,
+	.rmdir = fake_rmdir,
+};
+static const struct be_ops fake_be_ops_nodelete = {
+	.name = "fake",
+	.caps = 0,
+	.priv_size = sizeof(struct fake_priv),
+	.init = fake_init,
+	.destroy = fake_destroy,
+	.list_page = fake_list_page,
+	.stat = fake_stat,
+	.read = fake_read,
+	.remove = fake_remove,
+	.rmdir = fake_rmdir,
+};
+
 int fake_be_open(struct backend **out)
 {
 	return be_open_ops(&fake_be_ops, "fake://", NULL, out);
+}
+
+int fake_be_open_caps(unsigned caps, struct backend **out)
+{
+	const struct be_ops *ops = &fake_be_ops;
+
+	if (caps == (BE_CAP_DELETE | BE_CAP_REMOTE))
+		ops = &fake_be_ops_remote;
+	else if (caps == 0)
+		ops = &fake_be_ops_nodelete;
+	else if (caps != BE_CAP_DELETE)
+		return -EINVAL;
+	return be_open_ops(ops, "fake://", NULL, out);
 }
 
 int fake_be_add(struct backend *be, const char *path, const void *data,

@@ -31,6 +31,9 @@ extern const struct be_ops fake_be_ops;
 
 /** A fresh, empty fake backend ("fake://").  0 or -ENOMEM. */
 int fake_be_open(struct backend **out);
+/** The same with capability bits `caps` (BE_CAP_DELETE, alone or with
+ * BE_CAP_REMOTE, or 0).  0, -EINVAL, -ENOMEM. */
+int fake_be_open_caps(unsigned caps, struct backend **out);
 
 /** Add (or replace) a file with a copy of `data`.  0; -EINVAL; -ENOMEM. */
 int fake_be_add(struct backend *be, const char *path, const void *data,
