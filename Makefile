@@ -34,6 +34,10 @@ INCS = -I. -Ibackends -Ifusefs
 ALL_CFLAGS = -std=gnu11 -D_FILE_OFFSET_BITS=64 -D_GNU_SOURCE \
 	     -DFUSE_USE_VERSION=35 -DSTFS_VERSION=\"$(VERSION)\" \
 	     $(WARN) $(INCS) $(PKG_CFLAGS) $(CFLAGS)
+# each function in its own section, so that the daemon's link drops what only
+# the tests call (the protostuff-to-JSON renderer, fixtures' helpers)
+ALL_CFLAGS += -ffunction-sections -fdata-sections
+DAEMON_LDFLAGS = -Wl,--gc-sections
 SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all \
 	    -fno-omit-frame-pointer -O1 -g
 
@@ -109,7 +113,7 @@ build-cov/tests/%: tests/%.c build-cov/libstfs.a $(COV_FAKE_OBJS) $(HDRS)
 		build-cov/libstfs.a $(PKG_LIBS) $(CMOCKA_LIBS)
 
 build/stfs: build/fusefs/main.o build/libstfs.a
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(CC) $(ALL_CFLAGS) $(DAEMON_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 build/tests/%: tests/%.c build/libstfs.a $(FAKE_OBJS) $(HDRS)
 	@mkdir -p $(dir $@)
