@@ -18,7 +18,7 @@
 #include "model/catalog.h"
 #include "model/ckinfo.h"
 
-#define JOB "900000000000000001"
+#define JOB    "900000000000000001"
 #define OBJ(n) JOB "/1700000000000-100-1-" #n ".ser"
 
 static void test_no_delete_bit_refuses(void **state)
@@ -27,14 +27,16 @@ static void test_no_delete_bit_refuses(void **state)
 
 	(void)state;
 	assert_int_equal(fake_be_open_caps(0, &be), 0);
-	assert_int_equal(fake_be_add_str(be, OBJ(1), "x", 1700000000000000000LL), 0);
+	assert_int_equal(
+		fake_be_add_str(be, OBJ(1), "x", 1700000000000000000LL), 0);
 	assert_int_equal(be_remove(be, OBJ(1)), -EROFS);
 	assert_true(fake_be_has(be, OBJ(1)));
 	assert_int_equal(fake_be_calls(be, FAKE_REMOVE), 0);
 	be_close(be);
 
 	assert_int_equal(fake_be_open_caps(BE_CAP_DELETE, &be), 0);
-	assert_int_equal(fake_be_add_str(be, OBJ(1), "x", 1700000000000000000LL), 0);
+	assert_int_equal(
+		fake_be_add_str(be, OBJ(1), "x", 1700000000000000000LL), 0);
 	assert_int_equal(be_remove(be, OBJ(1)), 0);
 	assert_false(fake_be_has(be, OBJ(1)));
 	be_close(be);
@@ -53,7 +55,8 @@ static unsigned prefetch_reads(unsigned caps)
 	assert_non_null(t);
 	assert_int_equal(fake_be_open_caps(caps, &be), 0);
 	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++)
-		assert_int_equal(fake_be_add_str(be, objs[i], "not a checkpoint",
+		assert_int_equal(fake_be_add_str(be, objs[i],
+						 "not a checkpoint",
 						 1700000000000000000LL),
 				 0);
 	assert_int_equal(catalog_build_job(be, JOB, &c), 0);
