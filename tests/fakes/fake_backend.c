@@ -309,44 +309,19 @@ static int fake_rmdir(struct backend *be, const char *path)
 	return rc;
 }
 
-const struct be_ops fake_be_ops = {
-	.name = "fake",
-	.caps = BE_CAP_DELETE,
-	.priv_size = sizeof(struct fake_priv),
-	.init = fake_init,
-	.destroy = fake_destroy,
-	.list_page = fake_list_page,
-	.stat = fake_stat,
-	.read = fake_read,
-	.remove = fake_remove,
-	.rmdir = fake_rmdir,
-};
-
-/* the same store with other capability bits (fake_be_open_caps) */
-static const struct be_ops fake_be_ops_remote = {
-	.name = "fake",
-	.caps = BE_CAP_DELETE | BE_CAP_REMOTE,
-	.priv_size = sizeof(struct fake_priv),
-	.init = fake_init,
-	.destroy = fake_destroy,
-	.list_page = fake_list_page,
-	.stat = fake_stat,
-	.read = fake_read,
-	.remove = fake_remove,
-	.rmdir = fake_rmdir,
-};
-static const struct be_ops fake_be_ops_nodelete = {
-	.name = "fake",
-	.caps = 0,
-	.priv_size = sizeof(struct fake_priv),
-	.init = fake_init,
-	.destroy = fake_destroy,
-	.list_page = fake_list_page,
-	.stat = fake_stat,
-	.read = fake_read,
-	.remove = fake_remove,
-	.rmdir = fake_rmdir,
-};
+/* one store, three sets of capability bits (fake_be_open_caps) */
+#define FAKE_OPS(caps_)                                                      \
+	{                                                                    \
+		.name = "fake", .caps = (caps_),                             \
+		.priv_size = sizeof(struct fake_priv), .init = fake_init,    \
+		.destroy = fake_destroy, .list_page = fake_list_page,        \
+		.stat = fake_stat, .read = fake_read, .remove = fake_remove, \
+		.rmdir = fake_rmdir,                                         \
+	}
+const struct be_ops fake_be_ops = FAKE_OPS(BE_CAP_DELETE);
+static const struct be_ops fake_be_ops_remote =
+	FAKE_OPS(BE_CAP_DELETE | BE_CAP_REMOTE);
+static const struct be_ops fake_be_ops_nodelete = FAKE_OPS(0);
 
 int fake_be_open(struct backend **out)
 {
