@@ -77,7 +77,7 @@ errs=0 n=0
 for id in $storage_ids; do
 	[ -n "$(find "$NS/$id" -mindepth 1 -type d -print -quit)" ] && continue
 	raw=$(hfiles "$id" | awk '{s+=$2} END {print s+0}')
-	mnt=$(du -sb --exclude=latest --exclude=status "$M/jobs/$id/pipelines" | cut -f1)
+	mnt=$(du -sb --exclude=latest --exclude=status --exclude=info "$M/jobs/$id/pipelines" | cut -f1)
 	n=$((n + 1))
 	[ "$raw" == "$mnt" ] || { echo "    $id: raw $raw, mount $mnt"; errs=$((errs + 1)); }
 done
@@ -122,7 +122,12 @@ for t in $toks; do
 	KRB5_CLIENT_KTNAME=$KT KRB5CCNAME=MEMORY:t curl -s -o /dev/null --negotiate -u : -X PUT \
 		"http://localhost:$HP/webhdfs/v1/?op=CANCELDELEGATIONTOKEN&token=$t"
 done
-check_eq "the tokens were cancelled at the namenode" "" "$("$ROOT/scripts/hadoop.sh" tokens "$H")"
+# the daemon may already hold a new token (a call refused meanwhile fetches
+# one): what must be gone are the tokens cancelled
+left=$("$ROOT/scripts/hadoop.sh" tokens "$H")
+still=0
+for t in $toks; do grep -qxF "$t" <<<"$left" && still=$((still + 1)); done
+check_eq "the tokens were cancelled at the namenode" 0 "$still"
 sleep 1.2 # past the listing cache
 errs=0
 for id in $storage_ids; do
