@@ -32,7 +32,7 @@ endif
 
 INCS = -I. -Ibackends -Ifusefs
 ALL_CFLAGS = -std=gnu11 -D_FILE_OFFSET_BITS=64 -D_GNU_SOURCE \
-	     -DFUSE_USE_VERSION=35 -DSTFS_VERSION=\"$(VERSION)\" \
+	     -DFUSE_USE_VERSION=312 -DSTFS_VERSION=\"$(VERSION)\" \
 	     $(WARN) $(INCS) $(PKG_CFLAGS) $(CFLAGS)
 # each function in its own section, so that the daemon's link drops what only
 # the tests call (the protostuff-to-JSON renderer, fixtures' helpers)

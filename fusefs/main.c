@@ -373,7 +373,7 @@ int main(int argc, char *argv[])
 	signals_prepare(&fs, reload_conf);
 	if (signals_block())
 		goto out_fs;
-	ret = fuse_main(args.argc, args.argv, &stfs_ops, &fs);
+	ret = ops_main(&args, &fs);
 	notify_stopping();
 	signals_stop();
 out_fs:

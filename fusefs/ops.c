@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <fuse_lowlevel.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,7 +138,8 @@ static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	return fs;
 }
 
-/* At unmount, before libfuse frees its handle: no invalidation after it. */
+/* At unmount (ops_main has stopped the worker already; kept for a loop
+ * run by other means): no invalidation after it. */
 static void fs_destroy(void *private_data)
 {
 	delete_set_invalidate(private_data, NULL, NULL);
@@ -816,3 +818,67 @@ const struct fuse_operations stfs_ops = {
 	.setxattr = fs_setxattr,
 	.removexattr = fs_removexattr,
 };
+
+int ops_main(struct fuse_args *args, struct stfs *fs)
+{
+	struct fuse_cmdline_opts opts = {0};
+	struct fuse_session *se;
+	struct fuse *fuse;
+	int res;
+
+	if (fuse_parse_cmdline(args, &opts) != 0)
+		return 1;
+	if (!opts.mountpoint) {
+		fprintf(stderr, "stfs: no mountpoint specified\n");
+		res = 2;
+		goto out1;
+	}
+	fuse = fuse_new(args, &stfs_ops, sizeof(stfs_ops), fs);
+	if (!fuse) {
+		res = 3;
+		goto out1;
+	}
+	if (fuse_mount(fuse, opts.mountpoint) != 0) {
+		res = 4;
+		goto out2;
+	}
+	if (fuse_daemonize(opts.foreground) != 0) {
+		res = 5;
+		goto out3;
+	}
+	se = fuse_get_session(fuse);
+	if (fuse_set_signal_handlers(se) != 0) {
+		res = 6;
+		goto out3;
+	}
+	if (opts.singlethread) {
+		res = fuse_loop(fuse);
+	} else {
+		struct fuse_loop_config *lc = fuse_loop_cfg_create();
+
+		if (!lc) {
+			res = 7;
+			goto out4;
+		}
+		fuse_loop_cfg_set_clone_fd(lc, (unsigned)opts.clone_fd);
+		fuse_loop_cfg_set_idle_threads(lc, opts.max_idle_threads);
+		fuse_loop_cfg_set_max_threads(lc, opts.max_threads);
+		res = fuse_loop_mt(fuse, lc);
+		fuse_loop_cfg_destroy(lc);
+	}
+	if (res)
+		res = 7;
+out4:
+	/* the worker calls fuse_invalidate_path(): stop it while the handle
+	 * is whole (fuse_destroy frees its lock before calling .destroy) */
+	delete_set_invalidate(fs, NULL, NULL);
+	fuse_remove_signal_handlers(se);
+out3:
+	fuse_unmount(fuse);
+out2:
+	delete_set_invalidate(fs, NULL, NULL);
+	fuse_destroy(fuse);
+out1:
+	free(opts.mountpoint);
+	return res;
+}

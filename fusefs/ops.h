@@ -14,4 +14,13 @@
 
 extern const struct fuse_operations stfs_ops;
 
+struct stfs;
+/**
+ * Mount and serve `fs` with the options in `args` until unmounted, as
+ * fuse_main() does, but with the kernel-invalidation worker stopped after
+ * the loop ends and before libfuse frees its handle (its .destroy comes too
+ * late for that).  0, or fuse_main()'s exit codes.
+ */
+int ops_main(struct fuse_args *args, struct stfs *fs);
+
 #endif

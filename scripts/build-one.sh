@@ -7,7 +7,7 @@ t=$1; shift
 out=build/one/$(basename "$t" .c)
 mkdir -p build/one
 PKGS="fuse3 libcurl jansson libxml-2.0 yaml-0.1 krb5 cmocka"
-cc -std=gnu11 -D_FILE_OFFSET_BITS=64 -D_GNU_SOURCE -DFUSE_USE_VERSION=35 \
+cc -std=gnu11 -D_FILE_OFFSET_BITS=64 -D_GNU_SOURCE -DFUSE_USE_VERSION=312 \
    -DSTFS_VERSION='"dev"' -g -O1 -fsanitize=address,undefined \
    -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
    -Wmissing-declarations -Wwrite-strings -Wpointer-arith -Wformat=2 \

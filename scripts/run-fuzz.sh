@@ -6,7 +6,7 @@ FUZZ_TIME=${FUZZ_TIME:-20}
 PKGS="fuse3 libcurl jansson libxml-2.0 yaml-0.1 libcrypto libsystemd krb5"
 SRCS=$(ls backends/*.c backends/util/*.c conf/*.c fusefs/*.c fusefs/*/*.c | grep -v fusefs/main.c)
 FLAGS="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
- -std=gnu11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -DFUSE_USE_VERSION=35
+ -std=gnu11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -DFUSE_USE_VERSION=312
  -DSTFS_VERSION=\"fuzz\" -I. -Ibackends -Ifusefs -Itests"
 mkdir -p build-fuzz/obj
 # objects older than the newest header are rebuilt
