@@ -210,7 +210,7 @@ p2_before=$(newest "$NA/$P2")
 eng stop "$A"
 start_engine "$A" || bad "the engine did not come back"
 check "after a restart the streaming job is RUNNING" eng wait-state "$A" "$S" RUNNING 60
-s_after=$(wait_new "$NA/$S" "$s_before" 60)
+s_after=$(wait_new "$NA/$S" "$s_before" 120)
 check "... and checkpoints again (after $s_before: ${s_after:-none})" test -n "$s_after"
 check "the two-pipeline job resumes" eng wait-state "$A" "$P2" RUNNING 30
 nfin=$(curl -sS -m 10 "$RA/finished-jobs/" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
