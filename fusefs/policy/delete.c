@@ -187,9 +187,9 @@ bool delete_caller_allowed(struct stfs *fs, const struct caller *c)
 				    fs->conf.delete_group);
 }
 
-static void audit_decision(struct stfs *fs, const struct caller *c,
-			   const char *op, const char *path, const char *object,
-			   const struct decision *d, const char *rule, int err)
+void delete_audit(struct stfs *fs, const struct caller *c, const char *op,
+		  const char *path, const char *object, const char *state,
+		  const char *source, int64_t age_ms, const char *rule, int err)
 {
 	struct audit_rec r;
 	char comm[64] = "";
@@ -209,12 +209,21 @@ static void audit_decision(struct stfs *fs, const struct caller *c,
 	r.op = op;
 	r.path = path;
 	r.object = object ? object : "";
-	r.state = d ? job_state_name(d->state) : "-";
-	r.state_source = d ? d->source : "-";
-	r.state_age_ms = d ? mono_ms() - d->mono_ms : 0;
+	r.state = state;
+	r.state_source = source;
+	r.state_age_ms = age_ms;
 	r.rule = rule ? rule : "";
 	r.err = err;
 	audit_record(fs->audit, &r);
+}
+
+static void audit_decision(struct stfs *fs, const struct caller *c,
+			   const char *op, const char *path, const char *object,
+			   const struct decision *d, const char *rule, int err)
+{
+	delete_audit(fs, c, op, path, object,
+		     d ? job_state_name(d->state) : "-", d ? d->source : "-",
+		     d ? mono_ms() - d->mono_ms : 0, rule, err);
 }
 
 /* ---- kernel invalidation, off the FUSE call path */

@@ -99,6 +99,14 @@ bool delete_is_removed(struct stfs *fs, const char *key);
  * Void a release of a job seen in a non-end state again (audited), when
  * the engine's answer (`seen_ms`, epoch ms) is newer than the release.
  */
+/**
+ * Count a deletion decision and write its audit record (README "Deleting
+ * safely"); checkpoint and IMap region removals share it.
+ */
+void delete_audit(struct stfs *fs, const struct caller *c, const char *op,
+		  const char *path, const char *object, const char *state,
+		  const char *source, int64_t age_ms, const char *rule,
+		  int err);
 void delete_void_release(struct stfs *fs, const char *id, int state,
 			 int64_t seen_ms);
 

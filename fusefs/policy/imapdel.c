@@ -77,42 +77,12 @@ enum region_engine imapdel_engine(struct stfs *fs, unsigned max_age_ms)
 	return e;
 }
 
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
+/* the same counters and audit trail as checkpoint deletions */
 static void audit_region(struct stfs *fs, const struct caller *c,
 			 const char *op, const char *path, const char *object,
 			 const char *rule, int err)
 {
-	struct audit_rec r;
-	char comm[64] = "";
-
-	/* the same counters as checkpoint deletions (stfs.prom) */
-	if (err)
-		STFS_INC(fs, deletions_refused);
-	else if (strcmp(op, "unlink") == 0)
-		STFS_INC(fs, deletions_allowed);
-	if (!fs->audit)
-		return;
-	audit_comm(c->pid, comm, sizeof(comm));
-	memset(&r, 0, sizeof(r));
-	r.time_ms = wall_ms();
-	r.uid = c->uid;
-	r.pid = c->pid;
-	r.comm = comm;
-	r.op = op;
-	r.path = path;
-	r.object = object;
-	r.state = "-";
-	r.state_source = "engine";
-	r.rule = rule;
-	r.err = err;
-	audit_record(fs->audit, &r);
+	delete_audit(fs, c, op, path, object, "-", "engine", 0, rule, err);
 }
 
 /* What rm decides from: the mount, the caller, a fresh engine answer. */
