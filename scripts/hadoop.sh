@@ -87,10 +87,13 @@ port() {
 cmd() {
 	local dir=$1
 	shift
-	rm -f "$dir/cmd.done" "$dir/cmd.out"
+	rm -f "$dir/cmd.done" "$dir/cmd.out" "$dir/cmd.err"
 	echo "$*" >"$dir/cmd.tmp" && mv "$dir/cmd.tmp" "$dir/cmd"
 	for _ in $(seq 3000); do
-		[ -s "$dir/cmd.done" ] && return 0
+		if [ -s "$dir/cmd.done" ]; then
+			[ -s "$dir/cmd.err" ] && die "$(cat "$dir/cmd.err")"
+			return 0
+		fi
 		sleep 0.1
 	done
 	die "no answer to '$*'"

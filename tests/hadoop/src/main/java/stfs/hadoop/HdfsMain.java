@@ -44,7 +44,8 @@ import org.apache.hadoop.security.UserGroupInformation;
  * cluster's own (superuser) client, which works on the kerberized cluster too.
  * "tokens" writes DIR/cmd.out with every delegation token the active namenode
  * holds, as the urlString a WebHDFS client got (krb: for the tests that look
- * for the daemon's token where it must not be).
+ * for the daemon's token where it must not be).  A command that throws is
+ * answered all the same, with DIR/cmd.err holding the line and the exception.
  */
 public final class HdfsMain {
     private HdfsMain() {}
@@ -126,87 +127,109 @@ public final class HdfsMain {
             List<String> lines = Files.readAllLines(cmd, StandardCharsets.UTF_8);
             Files.delete(cmd);
             for (String line : lines) {
-                String[] w = line.trim().split("\\s+");
-                if (w[0].equals("stop")) {
-                    cluster.shutdown();
-                    System.exit(0);
-                }
-                if (w[0].equals("put") && w.length == 3) {
-                    FileSystem fs = cluster.getFileSystem(activeIndex(cluster));
-                    org.apache.hadoop.fs.Path dst = new org.apache.hadoop.fs.Path(w[2]);
-                    fs.mkdirs(dst.getParent());
-                    fs.copyFromLocalFile(false, true, new org.apache.hadoop.fs.Path(w[1]), dst);
-                    chownAll(fs, dst);
-                }
-                if (w[0].equals("files") && w.length == 2) {
-                    FileSystem fs = cluster.getFileSystem(activeIndex(cluster));
-                    org.apache.hadoop.fs.Path base = fs.makeQualified(
-                            new org.apache.hadoop.fs.Path(w[1]));
-                    StringBuilder o = new StringBuilder();
-                    if (fs.exists(base)) {
-                        RemoteIterator<LocatedFileStatus> it = fs.listFiles(base, true);
-                        String pre = base.toUri().getPath() + "/";
-                        while (it.hasNext()) {
-                            LocatedFileStatus st = it.next();
-                            String p = st.getPath().toUri().getPath();
-                            o.append(p.startsWith(pre) ? p.substring(pre.length()) : p)
-                                    .append(' ').append(st.getLen()).append('\n');
-                        }
-                    } else {
-                        o.append("absent\n");
-                    }
-                    Path out = new File(dir, "cmd.out.tmp").toPath();
-                    Files.write(out, o.toString().getBytes(StandardCharsets.UTF_8));
-                    Files.move(out, new File(dir, "cmd.out").toPath(),
+                try {
+                    command(cluster, dir, nns, krb, line);
+                } catch (Exception e) {
+                    // answered all the same: the shell side fails at once
+                    // with the reason instead of waiting for its deadline
+                    e.printStackTrace();
+                    Path err = new File(dir, "cmd.err.tmp").toPath();
+                    Files.write(err, (line.trim() + ": " + e + "\n")
+                            .getBytes(StandardCharsets.UTF_8));
+                    Files.move(err, new File(dir, "cmd.err").toPath(),
                             StandardCopyOption.ATOMIC_MOVE);
-                }
-                if (w[0].equals("tokens")) {
-                    int a = activeIndex(cluster);
-                    org.apache.hadoop.hdfs.security.token.delegation.DelegationTokenSecretManager sm =
-                            org.apache.hadoop.hdfs.server.namenode.NameNodeAdapter
-                                    .getDtSecretManager(cluster.getNamesystem(a));
-                    java.lang.reflect.Field cf = org.apache.hadoop.security.token.delegation
-                            .AbstractDelegationTokenSecretManager.class
-                            .getDeclaredField("currentTokens");
-                    cf.setAccessible(true);
-                    StringBuilder o = new StringBuilder();
-                    String svc = "127.0.0.1:"
-                            + cluster.getNameNode(a).getNameNodeAddress().getPort();
-                    synchronized (sm) {
-                        for (Object k : ((java.util.Map<?, ?>) cf.get(sm)).keySet()) {
-                            org.apache.hadoop.hdfs.security.token.delegation
-                                    .DelegationTokenIdentifier id =
-                                    (org.apache.hadoop.hdfs.security.token.delegation
-                                            .DelegationTokenIdentifier) k;
-                            org.apache.hadoop.security.token.Token<?> t =
-                                    new org.apache.hadoop.security.token.Token<>(
-                                            id.getBytes(), sm.retrievePassword(id),
-                                            new org.apache.hadoop.io.Text("WEBHDFS delegation"),
-                                            new org.apache.hadoop.io.Text(svc));
-                            o.append(t.encodeToUrlString()).append('\n');
-                        }
-                    }
-                    Path out = new File(dir, "cmd.out.tmp").toPath();
-                    Files.write(out, o.toString().getBytes(StandardCharsets.UTF_8));
-                    Files.move(out, new File(dir, "cmd.out").toPath(),
-                            StandardCopyOption.ATOMIC_MOVE);
-                }
-                if (w[0].equals("active") && w.length >= 2) {
-                    // "active N [GAP_MS]": no namenode is active for GAP_MS, as
-                    // in a real failover
-                    int n = Integer.parseInt(w[1]);
-                    long gap = w.length > 2 ? Long.parseLong(w[2]) : 0;
-                    for (int i = 0; i < nns; i++)
-                        if (i != n && cluster.getNameNode(i).isActiveState())
-                            cluster.transitionToStandby(i);
-                    Thread.sleep(gap);
-                    cluster.transitionToActive(n);
                 }
                 Path done = new File(dir, "cmd.done.tmp").toPath();
                 Files.write(done, (line.trim() + "\n").getBytes(StandardCharsets.UTF_8));
                 Files.move(done, new File(dir, "cmd.done").toPath(),
                         StandardCopyOption.ATOMIC_MOVE);
             }
+        }
+    }
+
+    /* One command line of DIR/cmd (see the class comment). */
+    private static void command(MiniDFSCluster cluster, File dir, int nns, boolean krb,
+            String line) throws Exception {
+        // the JVM's own ticket lives STFS_KRB_TICKET_S: a new one from
+        // the keytab once it nears its end (relogin allowed at any
+        // time, see kerberize)
+        if (krb)
+            UserGroupInformation.getLoginUser().checkTGTAndReloginFromKeytab();
+        String[] w = line.trim().split("\\s+");
+        if (w[0].equals("stop")) {
+            cluster.shutdown();
+            System.exit(0);
+        }
+        if (w[0].equals("put") && w.length == 3) {
+            FileSystem fs = cluster.getFileSystem(activeIndex(cluster));
+            org.apache.hadoop.fs.Path dst = new org.apache.hadoop.fs.Path(w[2]);
+            fs.mkdirs(dst.getParent());
+            fs.copyFromLocalFile(false, true, new org.apache.hadoop.fs.Path(w[1]), dst);
+            chownAll(fs, dst);
+        }
+        if (w[0].equals("files") && w.length == 2) {
+            FileSystem fs = cluster.getFileSystem(activeIndex(cluster));
+            org.apache.hadoop.fs.Path base = fs.makeQualified(
+                    new org.apache.hadoop.fs.Path(w[1]));
+            StringBuilder o = new StringBuilder();
+            if (fs.exists(base)) {
+                RemoteIterator<LocatedFileStatus> it = fs.listFiles(base, true);
+                String pre = base.toUri().getPath() + "/";
+                while (it.hasNext()) {
+                    LocatedFileStatus st = it.next();
+                    String p = st.getPath().toUri().getPath();
+                    o.append(p.startsWith(pre) ? p.substring(pre.length()) : p)
+                            .append(' ').append(st.getLen()).append('\n');
+                }
+            } else {
+                o.append("absent\n");
+            }
+            Path out = new File(dir, "cmd.out.tmp").toPath();
+            Files.write(out, o.toString().getBytes(StandardCharsets.UTF_8));
+            Files.move(out, new File(dir, "cmd.out").toPath(),
+                    StandardCopyOption.ATOMIC_MOVE);
+        }
+        if (w[0].equals("tokens")) {
+            int a = activeIndex(cluster);
+            org.apache.hadoop.hdfs.security.token.delegation.DelegationTokenSecretManager sm =
+                    org.apache.hadoop.hdfs.server.namenode.NameNodeAdapter
+                            .getDtSecretManager(cluster.getNamesystem(a));
+            java.lang.reflect.Field cf = org.apache.hadoop.security.token.delegation
+                    .AbstractDelegationTokenSecretManager.class
+                    .getDeclaredField("currentTokens");
+            cf.setAccessible(true);
+            StringBuilder o = new StringBuilder();
+            String svc = "127.0.0.1:"
+                    + cluster.getNameNode(a).getNameNodeAddress().getPort();
+            synchronized (sm) {
+                for (Object k : ((java.util.Map<?, ?>) cf.get(sm)).keySet()) {
+                    org.apache.hadoop.hdfs.security.token.delegation
+                            .DelegationTokenIdentifier id =
+                            (org.apache.hadoop.hdfs.security.token.delegation
+                                    .DelegationTokenIdentifier) k;
+                    org.apache.hadoop.security.token.Token<?> t =
+                            new org.apache.hadoop.security.token.Token<>(
+                                    id.getBytes(), sm.retrievePassword(id),
+                                    new org.apache.hadoop.io.Text("WEBHDFS delegation"),
+                                    new org.apache.hadoop.io.Text(svc));
+                    o.append(t.encodeToUrlString()).append('\n');
+                }
+            }
+            Path out = new File(dir, "cmd.out.tmp").toPath();
+            Files.write(out, o.toString().getBytes(StandardCharsets.UTF_8));
+            Files.move(out, new File(dir, "cmd.out").toPath(),
+                    StandardCopyOption.ATOMIC_MOVE);
+        }
+        if (w[0].equals("active") && w.length >= 2) {
+            // "active N [GAP_MS]": no namenode is active for GAP_MS, as
+            // in a real failover
+            int n = Integer.parseInt(w[1]);
+            long gap = w.length > 2 ? Long.parseLong(w[2]) : 0;
+            for (int i = 0; i < nns; i++)
+                if (i != n && cluster.getNameNode(i).isActiveState())
+                    cluster.transitionToStandby(i);
+            Thread.sleep(gap);
+            cluster.transitionToActive(n);
         }
     }
 
@@ -294,6 +317,9 @@ public final class HdfsMain {
             conf.setLong(DFSConfigKeys.DFS_NAMENODE_DELEGATION_TOKEN_MAX_LIFETIME_KEY,
                     10 * ms);
         }
+        // tickets may live 15 s here: let a relogin happen whenever one
+        // nears its end (the default refuses one within 60 s of the last)
+        conf.setLong("hadoop.kerberos.min.seconds.before.relogin", 1);
         UserGroupInformation.setConfiguration(conf);
         UserGroupInformation.loginUserFromKeytab(svcp, svc.getPath());
 
