@@ -3,11 +3,14 @@
 # WebHDFS, from tests/hadoop, built by Maven on first use.
 #
 #   hadoop.sh build                 fetch Hadoop with Maven, compile tests/hadoop
-#   hadoop.sh start DIR [plain|ha|krb]  start a cluster on DIR; prints DIR/ready
+#   hadoop.sh start DIR [plain|ha|krb|tls]  start a cluster on DIR; prints DIR/ready
 #                                   (rpc=, http=, nnN_rpc=, nnN_http=, dn_http=, pid=;
 #                                   krb: a MiniKdc too (STFS_KRB_TICKET_S: ticket
 #                                   lifetime), and krb5conf=, principal=,
-#                                   keytab=, wrong_keytab=, other_keytab=)
+#                                   keytab=, wrong_keytab=, other_keytab=;
+#                                   tls: HTTPS only, on the PKCS12 keystore
+#                                   STFS_HDFS_KEYSTORE (password STFS_HDFS_KEYSTORE_PASS),
+#                                   and https=, nnN_https=, dn_https= instead)
 #   hadoop.sh put DIR LOCALDIR HDFSDIR   copy a local tree into HDFS (as user stfs)
 #   hadoop.sh files DIR HDFSDIR     "relpath size" of every file below HDFSDIR,
 #                                   asked HDFS itself ("absent" when it is not there)
@@ -59,11 +62,14 @@ start() {
 	local krbopts=""
 	[ "$mode" = krb ] && krbopts="--add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED
 		--add-opens=java.security.jgss/sun.security.krb5=ALL-UNNAMED"
+	# tls: HdfsMain writes DIR/conf/ssl-server.xml, which Hadoop reads from the
+	# classpath (a directory that does not exist at start is never looked in)
+	local cp="$B/stfs-hadoop-1.jar:$(cat "$B/classpath.txt")"
+	[ "$mode" = tls ] && mkdir -p "$dir/conf" && cp="$dir/conf:$cp"
 	# shellcheck disable=SC2086
 	"$JAVA" -Xms128m -Xmx768m -XX:+UseSerialGC ${STFS_HADOOP_JVM_OPTS} $krbopts \
 		-Dlog4j.configuration=file:/dev/null -Dlog4j2.level=WARN \
-		-cp "$B/stfs-hadoop-1.jar:$(cat "$B/classpath.txt")" \
-		stfs.hadoop.HdfsMain "$dir" "$mode" >>"$dir/hadoop.log" 2>&1 &
+		-cp "$cp" stfs.hadoop.HdfsMain "$dir" "$mode" >>"$dir/hadoop.log" 2>&1 &
 	local pid=$!
 	echo "$pid" >"$dir/hadoop.pid"
 	for _ in $(seq 900); do
@@ -128,5 +134,5 @@ files)
 	;;
 tokens) cmd "$1" tokens && cat "$1/cmd.out" ;;
 stop) stop "$@" ;;
-*) die "usage: hadoop.sh build|start DIR [plain|ha|krb]|put DIR LOCAL HDFS|files DIR HDFS|port DIR KEY|active DIR N [GAP_MS]|stop DIR" ;;
+*) die "usage: hadoop.sh build|start DIR [plain|ha|krb|tls]|put DIR LOCAL HDFS|files DIR HDFS|port DIR KEY|active DIR N [GAP_MS]|stop DIR" ;;
 esac

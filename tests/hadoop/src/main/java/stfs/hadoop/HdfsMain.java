@@ -22,8 +22,15 @@ import org.apache.hadoop.security.UserGroupInformation;
  * this JVM, real WebHDFS) on DIR, started by scripts/hadoop.sh.
  *
  * <pre>
- *   HdfsMain DIR [plain|ha|krb]
+ *   HdfsMain DIR [plain|ha|krb|tls]
  * </pre>
+ *
+ * tls: WebHDFS over HTTPS only (dfs.http.policy HTTPS_ONLY) on the namenode
+ * and the datanode, with the PKCS12 keystore $STFS_HDFS_KEYSTORE (password
+ * $STFS_HDFS_KEYSTORE_PASS) that the test made; DIR/conf/ssl-server.xml is
+ * written here and read from the classpath (scripts/hadoop.sh puts DIR/conf
+ * on it).  The ready file then has https=, nnN_https= and dn_https= (the
+ * port a 307 of OPEN points at) instead of the http ports.
  *
  * krb: a MiniKdc (realm EXAMPLE.COM) beside a kerberized cluster (SPNEGO on
  * WebHDFS with HTTP/localhost, hdfs/localhost for the daemons, block access
@@ -50,18 +57,32 @@ import org.apache.hadoop.security.UserGroupInformation;
 public final class HdfsMain {
     private HdfsMain() {}
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) {
+        // a cluster that fails to start leaves non-daemon threads behind:
+        // end the JVM, so that hadoop.sh start fails at once, not after its wait
+        try {
+            run(args);
+        } catch (Throwable t) {
+            t.printStackTrace();
+            System.exit(1);
+        }
+    }
+
+    private static void run(String[] args) throws Exception {
         if (args.length < 1) {
-            System.err.println("usage: HdfsMain DIR [plain|ha|krb]");
+            System.err.println("usage: HdfsMain DIR [plain|ha|krb|tls]");
             System.exit(2);
         }
         File dir = new File(args[0]).getAbsoluteFile();
         boolean ha = args.length > 1 && args[1].equals("ha");
         boolean krb = args.length > 1 && args[1].equals("krb");
+        boolean tls = args.length > 1 && args[1].equals("tls");
         Configuration conf = new Configuration();
         StringBuilder r = new StringBuilder();
         if (krb)
             kerberize(dir, conf, r);
+        if (tls)
+            httpsOnly(dir, conf);
         conf.set(MiniDFSCluster.HDFS_MINIDFS_BASEDIR, new File(dir, "data").getPath());
         conf.setBoolean("dfs.webhdfs.enabled", true);
         conf.setBoolean(DFSConfigKeys.DFS_PERMISSIONS_ENABLED_KEY, true);
@@ -102,15 +123,19 @@ public final class HdfsMain {
                 new org.apache.hadoop.fs.permission.FsPermission((short) 0777));
 
         r.append("rpc=").append(cluster.getNameNode(0).getNameNodeAddress().getPort()).append('\n');
-        r.append("http=").append(cluster.getNameNode(0).getHttpAddress().getPort()).append('\n');
+        String web = tls ? "https" : "http";
+        r.append(web).append('=').append(webPort(cluster, 0, tls)).append('\n');
         int nns = cluster.getNumNameNodes();
         for (int i = 0; i < nns; i++) {
             r.append("nn").append(i).append("_rpc=")
                     .append(cluster.getNameNode(i).getNameNodeAddress().getPort()).append('\n');
-            r.append("nn").append(i).append("_http=")
-                    .append(cluster.getNameNode(i).getHttpAddress().getPort()).append('\n');
+            r.append("nn").append(i).append('_').append(web).append('=')
+                    .append(webPort(cluster, i, tls)).append('\n');
         }
-        r.append("dn_http=").append(cluster.getDataNodes().get(0).getInfoPort()).append('\n');
+        r.append("dn_").append(web).append('=')
+                .append(tls ? cluster.getDataNodes().get(0).getInfoSecurePort()
+                            : cluster.getDataNodes().get(0).getInfoPort())
+                .append('\n');
         if (ha) {
             r.append("nameservice=").append(ns).append('\n');
         }
@@ -237,6 +262,37 @@ public final class HdfsMain {
         try (java.net.ServerSocket ss = new java.net.ServerSocket(0)) {
             return ss.getLocalPort();
         }
+    }
+
+    private static int webPort(MiniDFSCluster cluster, int i, boolean tls) {
+        return tls ? cluster.getNameNode(i).getHttpsAddress().getPort()
+                   : cluster.getNameNode(i).getHttpAddress().getPort();
+    }
+
+    /**
+     * WebHDFS over HTTPS only, on the keystore the test made (see the class comment): the
+     * namenode's and the datanode's web servers both read DIR/conf/ssl-server.xml from the
+     * classpath.
+     */
+    private static void httpsOnly(File dir, Configuration conf) throws Exception {
+        String ks = System.getenv("STFS_HDFS_KEYSTORE");
+        String pass = System.getenv("STFS_HDFS_KEYSTORE_PASS");
+        if (ks == null || ks.isEmpty() || pass == null || pass.isEmpty())
+            throw new IllegalArgumentException(
+                    "tls needs STFS_HDFS_KEYSTORE and STFS_HDFS_KEYSTORE_PASS");
+        File cd = new File(dir, "conf");
+        cd.mkdirs();
+        Configuration ssl = new Configuration(false);
+        ssl.set("ssl.server.keystore.location", new File(ks).getAbsolutePath());
+        ssl.set("ssl.server.keystore.type", "pkcs12");
+        ssl.set("ssl.server.keystore.password", pass);
+        ssl.set("ssl.server.keystore.keypassword", pass);
+        try (java.io.OutputStream o = Files.newOutputStream(new File(cd, "ssl-server.xml").toPath())) {
+            ssl.writeXml(o);
+        }
+        conf.set(DFSConfigKeys.DFS_HTTP_POLICY_KEY, "HTTPS_ONLY");
+        conf.set(DFSConfigKeys.DFS_NAMENODE_HTTPS_ADDRESS_KEY, "127.0.0.1:0");
+        conf.set(DFSConfigKeys.DFS_DATANODE_HTTPS_ADDRESS_KEY, "127.0.0.1:0");
     }
 
     private static int activeIndex(MiniDFSCluster cluster) {

@@ -1,0 +1,191 @@
+#!/bin/bash
+# The HDFS backend over swebhdfs:// on a real TLS namenode: Hadoop 3.5.0's
+# MiniDFSCluster with dfs.http.policy HTTPS_ONLY (scripts/hadoop.sh start
+# DIR tls), on a PKCS12 keystore made here with openssl (a private CA, a
+# server certificate for localhost and 127.0.0.1); OPEN's 307 then points at
+# the datanode's https port.  Mounted with ca_file=: the listing and the
+# bytes against the same namespace through file://, du against the raw
+# bytes, an rm by the rules checked with WebHDFS GETFILESTATUS (curl
+# --cacert) and an EPERM that leaves the object; without the CA file and
+# with another CA: a clear log line, no data, no deletion, and not one retry
+# per request; no secret in the logs.  STFS_BIN overrides the binary.
+. "$(dirname "$0")/lib.sh"
+STFS=${STFS_BIN:-$STFS}
+
+need_hadoop
+command -v openssl >/dev/null || {
+	bad "openssl is needed (scripts/deps.sh installs it)"
+	finish
+	exit 1
+}
+
+TMO=3000 # request deadline of every mount, ms
+HU=stfs
+# -- certificates: a private CA signing the server's, and another CA ---------
+C=$T/tls
+mkdir -p "$C"
+KSPASS="ks-$RANDOM$RANDOM-s3cr3t"
+{
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=stfs test CA" \
+		-keyout "$C/ca.key" -out "$C/ca.pem" &&
+		openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" \
+			-keyout "$C/srv.key" -out "$C/srv.csr" &&
+		printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$C/ext" &&
+		openssl x509 -req -days 2 -in "$C/srv.csr" -CA "$C/ca.pem" -CAkey "$C/ca.key" \
+			-CAcreateserial -extfile "$C/ext" -out "$C/srv.pem" &&
+		openssl pkcs12 -export -in "$C/srv.pem" -inkey "$C/srv.key" -name server \
+			-out "$C/server.p12" -passout "pass:$KSPASS" &&
+		openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=another CA" \
+			-keyout "$C/other.key" -out "$C/other.pem"
+} >"$T/openssl.log" 2>&1
+check "made a CA, a server keystore for localhost/127.0.0.1 and another CA" \
+	test -s "$C/server.p12" -a -s "$C/other.pem"
+
+STATE=$T/state
+gen_state "$STATE" --jobs 10 --seed 3
+NS=$STATE/checkpoint
+HNS=/seatunnel/checkpoint
+
+H=$T/hdfs
+STFS_HDFS_KEYSTORE=$C/server.p12 STFS_HDFS_KEYSTORE_PASS=$KSPASS start_hdfs "$H" tls
+HP=$(sed -n 's/^https=//p' "$H/ready")
+DNP=$(sed -n 's/^dn_https=//p' "$H/ready")
+NN=https://127.0.0.1:$HP
+ok "a real HDFS over HTTPS only is up: namenode https $HP, datanode https $DNP"
+"$ROOT/scripts/hadoop.sh" put "$H" "$NS" "$HNS" >"$T/put.log" 2>&1
+hdfs_files() { "$ROOT/scripts/hadoop.sh" files "$H" "$HNS/$1"; }
+check_eq "HDFS holds the generated namespace" \
+	"$(cd "$NS" && find . -type f -printf '%P %s\n' | sort)" "$(hdfs_files "" | sort)"
+# wh GETFILESTATUS-or-other-op PATH [CURL-ARGS...]: a WebHDFS call with curl
+wh() {
+	curl -s -m 10 --cacert "$C/ca.pem" "${@:3}" "$NN/webhdfs/v1$2?op=$1&user.name=$HU"
+}
+# st PATH: the HTTP status of GETFILESTATUS on PATH (200, 404)
+st() { wh GETFILESTATUS "$1" -o /dev/null -w '%{http_code}'; }
+check_eq "curl trusts the namenode with the CA (GETFILESTATUS of the root: 200)" 200 "$(st /)"
+check "plain curl (the system store) does not trust it" \
+	bash -c "! curl -s -m 10 -o /dev/null '$NN/webhdfs/v1/?op=GETFILESTATUS&user.name=$HU'"
+loc=$(wh OPEN "$HNS/$(cd "$NS" && find . -type f -name '*.ser' -printf '%P\n' | head -1)" \
+	-o /dev/null -w '%{redirect_url}')
+check "OPEN redirects to the datanode's https port ($loc)" \
+	grep -q "^https://127.0.0.1:$DNP/" <<<"$loc"
+
+start_sim "$STATE/scenario.json" a
+PORT=$SIM_PORT_a
+engine_jobs_tsv "$PORT" >"$T/engine.tsv"
+if ! choose_jobs "$NS" "$T/engine.tsv"; then
+	bad "the generated scenario has FAILED, FAILED/UNKNOWABLE, RUNNING and orphan jobs with storage"
+	finish
+	exit 1
+fi
+COMMON="engine=http://127.0.0.1:$PORT,imap=file://$STATE/imap/,timeout=$TMO,orphan_grace=10m"
+mount_stfs "$T/mloc" -o "checkpoint=file://$NS/,state_dir=$T/sd-loc,$COMMON" || {
+	finish
+	exit 1
+}
+# mount_tls MNT [EXTRA_OPTS]: swebhdfs:// on the namenode's https port
+mount_tls() {
+	mount_stfs "$1" -o "checkpoint=swebhdfs://127.0.0.1:$HP$HNS/,hdfs_user=$HU,state_dir=$T/sd,$COMMON${2:+,$2}"
+}
+listing() { (cd "$1/jobs" && find . -path '*checkpoints*' -type f -printf '%p %s\n' | sort); }
+
+M=$T/mt
+mount_tls "$M" "ca_file=$C/ca.pem" || {
+	bad "swebhdfs:// mount with ca_file"
+	finish
+	exit 1
+}
+ok "swebhdfs:// mount with ca_file="
+MPID=$STFS_PID
+check_eq "jobs/ is the union of storage and engine" "$WANT_JOBS" "$(ls "$M/jobs" | sort)"
+L1=$(listing "$T/mloc")
+check "checkpoint files are listed ($(echo "$L1" | grep -c .))" test -n "$L1"
+check_eq "the same checkpoint files and sizes as file://" "$L1" "$(listing "$M")"
+errs=0 n=0
+while read -r p _; do
+	n=$((n + 1))
+	want=$NS/${p%%/*}/$(basename "$p")
+	[ "$(basename "$p")" = info ] && want=$T/mloc/jobs/$p # a decoded summary
+	cmp -s "$want" <(cat "$M/jobs/$p") || {
+		echo "    differs: $p"
+		errs=$((errs + 1))
+	}
+done <<<"$(sed 's|^\./||' <<<"$L1")"
+check_eq "cat of every checkpoint file ($n) gives the bytes written (307 to https)" 0 "$errs"
+errs=0 n=0
+for id in $storage_ids; do
+	[ -n "$(find "$NS/$id" -mindepth 1 -type d -print -quit)" ] && continue
+	raw=$(hdfs_files "$id" | awk '{s+=$2} END {print s+0}')
+	mnt=$(du -sb --exclude=latest --exclude=status --exclude=info "$M/jobs/$id/pipelines" | cut -f1)
+	n=$((n + 1))
+	[ "$raw" == "$mnt" ] || { echo "    $id: raw $raw, mount $mnt"; errs=$((errs + 1)); }
+done
+check_eq "du -sb of pipelines/ equals the raw bytes in HDFS ($n jobs)" 0 "$errs"
+
+# -- deletion by the rules, checked with GETFILESTATUS over https -------------
+check "release of a FAILED job" bash -c "echo release > '$M/jobs/$REL_ID/restore'"
+rp=$(ls "$M/jobs/$REL_ID/pipelines" | grep -E '^[0-9]+$' | head -1)
+cid=$(ls "$M/jobs/$REL_ID/pipelines/$rp/checkpoints" | grep -E '^[0-9]+$' | head -1)
+obj=$(ls "$M/jobs/$REL_ID/pipelines/$rp/checkpoints/$cid" | grep -vx info | head -1)
+raw=$HNS/$REL_ID/$obj
+check_eq "the released job's object $obj is in HDFS before rm" 200 "$(st "$raw")"
+rm -f "$M/jobs/$REL_ID/pipelines/$rp/checkpoints/$cid/$obj" 2>"$T/rm.err"
+check "rm of it exits 0" test $? = 0 -a ! -s "$T/rm.err"
+check_eq "GETFILESTATUS: it is gone from HDFS (404)" 404 "$(st "$raw")"
+check "the answer is HDFS's FileNotFoundException" \
+	bash -c "grep -q FileNotFoundException <<<\"\$(curl -s -m 10 --cacert '$C/ca.pem' '$NN/webhdfs/v1$raw?op=GETFILESTATUS&user.name=$HU')\""
+left_rel=$(hdfs_files "$REL_ID")
+check "the job's other objects are still there" test -n "$left_rel"
+
+pp=$(ls "$M/jobs/$PROT_ID/pipelines" | grep -E '^[0-9]+$' | head -1)
+pobj=$(ls "$M/jobs/$PROT_ID/pipelines/$pp/checkpoints/latest/" | grep '\.ser$' | head -1)
+praw=$HNS/$PROT_ID/$pobj
+plen=$(wh GETFILESTATUS "$praw" | python3 -c 'import json,sys; print(json.load(sys.stdin)["FileStatus"]["length"])')
+check "rm of an unreleased restore point fails with EPERM" \
+	fails_with 'Operation not permitted' rm -f "$M/jobs/$PROT_ID/pipelines/$pp/checkpoints/latest/$pobj"
+check_eq "GETFILESTATUS: the restore point is still in HDFS (200)" 200 "$(st "$praw")"
+check_eq "with its length ($plen bytes)" "$plen" \
+	"$(wh GETFILESTATUS "$praw" | python3 -c 'import json,sys; print(json.load(sys.stdin)["FileStatus"]["length"])')"
+check "the good mount logged no WebHDFS warning" \
+	bash -c "! grep -E 'webhdfs: ' '$T/stfs-mt.log'"
+unmount_stfs "$M"
+
+# -- an untrusted certificate: no CA file, then another CA --------------------
+retries() { sed -n 's/^stfs_http_retries_total //p' "$1/.stfs/stats"; }
+# untrusted NAME DESC WHO [EXTRA_OPTS]: the mount shows no data, says why
+# (curl's reason and WHO did not trust the certificate), deletes nothing (the
+# released job's objects, same state_dir), asks each URL once
+untrusted() {
+	local mnt=$T/$1 log=$T/stfs-$1.log desc=$2 who=$3 out t0 dt
+	mount_tls "$mnt" "$4" || {
+		bad "$desc: the mount starts"
+		return
+	}
+	t0=$(date +%s%N)
+	out=$(ls "$mnt/jobs/$REL_ID/pipelines/$rp/checkpoints" 2>&1)
+	dt=$(ms_since "$t0")
+	check "$desc: ls of a checkpoint directory fails with EIO (${out:0:60}…)" \
+		grep -q 'Input/output error' <<<"$out"
+	check "$desc: the log says why: refused with $who" \
+		grep -qF -e "certificate is refused with $who" "$log"
+	check "$desc: ... with curl's reason" \
+		grep -qE "webhdfs: LISTSTATUS_BATCH .*SSL certificate problem: [a-z]" "$log"
+	rm -rf "$mnt/jobs/$REL_ID" 2>"$T/$1-rm.err"
+	check "$desc: rm -r of the released job fails" test -s "$T/$1-rm.err"
+	check_eq "$desc: nothing of the job was deleted in HDFS" "$left_rel" "$(hdfs_files "$REL_ID")"
+	check "$desc: .stfs/health shows the storage degraded" \
+		grep -qiE 'degraded' "$mnt/.stfs/health"
+	# the mount's first listing, the ls and the rm each met the refusal
+	check_eq "$desc: a refused certificate is not retried (the ls took ${dt} ms)" \
+		0 "$(retries "$mnt")"
+	unmount_stfs "$mnt"
+}
+untrusted mnone "without ca_file" "the system CA store"
+untrusted mother "ca_file of another CA" "the CA file $C/other.pem" "ca_file=$C/other.pem"
+
+# -- no secret in the logs ----------------------------------------------------
+check "no keystore password, query string or user.name in the mounts' logs" \
+	bash -c "! grep -E -e '$KSPASS' -e '[?&](op|user\\.name|delegation)=' '$T'/stfs-*.log"
+
+"$ROOT/scripts/hadoop.sh" stop "$H"
+finish
