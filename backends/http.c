@@ -463,6 +463,14 @@ static bool status_retryable(long status)
 	return status == 429 || (status >= 500 && status < 600);
 }
 
+/* a certificate TLS refused, or a CA file it cannot use: a retry fails alike */
+static bool curl_tls_refused(CURLcode cc)
+{
+	return cc == CURLE_PEER_FAILED_VERIFICATION ||
+	       cc == CURLE_SSL_CACERT_BADFILE || cc == CURLE_SSL_ISSUER_ERROR ||
+	       cc == CURLE_SSL_PINNEDPUBKEYNOTMATCH;
+}
+
 static bool errno_retryable(int rc)
 {
 	return rc == -ETIMEDOUT || rc == -ECONNREFUSED || rc == -EIO;
@@ -537,6 +545,7 @@ int http_perform(const struct http_req *req, struct http_resp *resp)
 		buf_reset(&resp->body);
 		resp->body.len = 0;
 		resp->status = 0;
+		resp->tls_refused = false;
 		resp->last_modified_ms = -1;
 		resp->content_length = -1;
 		resp->content_type[0] = '\0';
@@ -564,8 +573,13 @@ int http_perform(const struct http_req *req, struct http_resp *resp)
 			rc = http_curl_to_errno((int)cc);
 			if (rc == -ETIMEDOUT)
 				atomic_fetch_add(&st_timeouts, 1);
+			/* curl's own reason says why a certificate was refused
+			 * ("self-signed certificate in certificate chain") */
+			resp->tls_refused = curl_tls_refused(cc);
 			set_err(resp, "%s %s: %s", m, safe_url,
-				curl_easy_strerror(cc));
+				resp->tls_refused && errbuf[0]
+					? errbuf
+					: curl_easy_strerror(cc));
 			resp->status = 0;
 		} else {
 			rc = 0;
@@ -583,7 +597,7 @@ int http_perform(const struct http_req *req, struct http_resp *resp)
 		}
 		if (rc == -EFBIG || rc == -EINTR || rc == -ENOMEM)
 			break;
-		if (!idem || attempt >= req->retries)
+		if (!idem || attempt >= req->retries || resp->tls_refused)
 			break;
 		if (rc ? !errno_retryable(rc) : !status_retryable(resp->status))
 			break;

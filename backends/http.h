@@ -49,6 +49,9 @@ struct http_resp {
 	int64_t content_length;	  /* Content-Length header, or -1 */
 	char content_type[128];
 	unsigned attempts; /* how many tries were made */
+	/* TLS refused the peer's certificate (not trusted, wrong name) or the
+	 * CA file: error holds curl's reason; no retry was made */
+	bool tls_refused;
 	char error[CURL_ERROR_SIZE_STFS];
 };
 /** curl_global_init; call once in main() before threads. 0 or -EIO. */
@@ -69,7 +72,8 @@ void http_resp_release(struct http_resp *r);
  * Perform the request.  Returns 0 when an HTTP response arrived (whatever
  * its status: look at resp->status), or -errno for transport failures:
  * -ETIMEDOUT (deadline), -ECONNREFUSED, -EHOSTUNREACH (resolve), -EFBIG
- * (body over the cap), -EINTR (aborted), -EIO (anything else).  resp->error
+ * (body over the cap), -EINTR (aborted), -EIO (anything else; a refused
+ * certificate sets resp->tls_refused and is not retried).  resp->error
  * holds a human reason without secrets.
  */
 int http_perform(const struct http_req *req, struct http_resp *resp);

@@ -479,6 +479,20 @@ static int wh_result(struct backend *be, const struct wh_call *c, int rc,
 	unsigned flags = 0;
 	int err;
 
+	if (rc < 0 && resp->tls_refused) {
+		/* which trust was used: the fix is ca_file= (README "HDFS") */
+		log_warn("webhdfs: %s '%s': %s; the namenode's (or its "
+			 "datanode's) certificate is refused with %s%s%s",
+			 c->op, c->path, resp->error,
+			 wp->ca_file ? "the CA file " : "the system CA store",
+			 wp->ca_file ? wp->ca_file : "",
+			 wp->ca_file ? " (ca_file=)"
+				     : " (ca_file= names a private CA)");
+		be_note_error(be, rc, "%s %s: %s (ca_file %s)", c->op, c->path,
+			      resp->error,
+			      wp->ca_file ? wp->ca_file : "none: system store");
+		return rc;
+	}
 	if (rc < 0) {
 		log_warn("webhdfs: %s '%s': %s", c->op, c->path,
 			 resp->error[0] ? resp->error : strerror(-rc));
