@@ -28,6 +28,7 @@
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -35,7 +36,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util/log.h"
 
@@ -151,6 +154,62 @@ char *http_redact_url(const char *url, char *out, size_t outsz)
 		auth = at + 1;
 	snprintf(out + n, outsz - n, "%.*s", (int)strcspn(auth, "?#"), auth);
 	return out;
+}
+
+#define PEM_CERT	 "-----BEGIN CERTIFICATE-----"
+#define CA_FILE_MAX_READ ((size_t)64 << 20)
+
+int http_ca_file_check(const char *path, char *why, size_t whylen)
+{
+	const size_t tag = sizeof(PEM_CERT) - 1;
+	char b[8192];
+	size_t have = 0, total = 0;
+	struct stat st;
+	int fd, rc = -EINVAL;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		rc = -errno;
+		snprintf(why, whylen, "%s", strerror(-rc));
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		snprintf(why, whylen, "is not a regular file");
+		return -EINVAL;
+	}
+	/* the tag may straddle two reads: keep its length minus one */
+	while (total < CA_FILE_MAX_READ) {
+		ssize_t n = read(fd, b + have, sizeof(b) - have);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -errno;
+			snprintf(why, whylen, "%s", strerror(-rc));
+			break;
+		}
+		if (n == 0) {
+			snprintf(why, whylen, "holds no PEM certificate");
+			break;
+		}
+		have += (size_t)n;
+		total += (size_t)n;
+		if (memmem(b, have, PEM_CERT, tag)) {
+			rc = 0;
+			break;
+		}
+		if (have >= tag - 1) {
+			memmove(b, b + have - (tag - 1), tag - 1);
+			have = tag - 1;
+		}
+	}
+	if (rc == -EINVAL && total >= CA_FILE_MAX_READ)
+		snprintf(why, whylen, "holds no PEM certificate");
+	close(fd);
+	return rc;
 }
 
 int http_curl_to_errno(int curlcode)

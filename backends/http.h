@@ -99,6 +99,13 @@ int http_status_to_errno(long status);
  */
 char *http_redact_url(const char *url, char *out, size_t outsz);
 
+/**
+ * Check a CA bundle (ca_file=) before it is used: a readable file holding
+ * at least one PEM certificate.  0, or -errno with a human reason in `why`
+ * ("No such file or directory", "holds no PEM certificate").
+ */
+int http_ca_file_check(const char *path, char *why, size_t whylen);
+
 /** Statistics for .stfs/stats (atomic counters). */
 struct http_stats {
 	uint64_t requests, retries, errors, timeouts, bytes_in;

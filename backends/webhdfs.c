@@ -798,9 +798,17 @@ static int wh_init(struct backend *be, const char *uri,
 	wp->root = buf_detach(&b, NULL);
 	if (!wp->root)
 		return -ENOMEM;
-	if (conf && conf->ca_file && *conf->ca_file &&
-	    !(wp->ca_file = strdup(conf->ca_file)))
-		return -ENOMEM;
+	if (conf && conf->ca_file && *conf->ca_file) {
+		char why[128];
+
+		/* else every call fails alike, and the mount with them */
+		if (http_ca_file_check(conf->ca_file, why, sizeof(why)) < 0) {
+			log_err("webhdfs: ca_file %s: %s", conf->ca_file, why);
+			return -EINVAL;
+		}
+		if (!(wp->ca_file = strdup(conf->ca_file)))
+			return -ENOMEM;
+	}
 	rc = wh_user(wp, conf);
 	if (rc < 0)
 		return rc;

@@ -2,7 +2,8 @@
  * Tests for backends/http.c: the errno tables, URL redaction, and real
  * transfers against a loopback HTTP server (tests/fakes/loopsrv: a thread
  * with a listening socket on 127.0.0.1:0): fixed bodies, 503 N times then
- * 200, a server that never answers, a body over the cap.
+ * 200, a server that never answers, a body over the cap; the CA file
+ * check and a CA file TLS cannot use (not retried).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -13,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <curl/curl.h>
@@ -279,6 +282,76 @@ static void test_http_perform_retries_exhausted(void **state)
 	srv_stop(s);
 }
 
+/* https:// with a CA file TLS cannot load: one attempt, curl's reason */
+static void test_http_perform_unusable_ca_file_not_retried(void **state)
+{
+	struct srv *s = srv_start(SRV_BODY);
+	struct http_resp r;
+	char url[128], surl[160];
+	struct http_req req = {.url = surl,
+			       .timeout_ms = 5000,
+			       .retries = 3,
+			       .ca_file = "/nonexistent/stfs-ca.pem"};
+
+	(void)state;
+	srv_url(s, "/r", url, sizeof(url));
+	assert_int_equal(strncmp(url, "http://", 7), 0);
+	snprintf(surl, sizeof(surl), "https://%s", url + 7);
+	http_resp_init(&r);
+	assert_int_equal(http_perform(&req, &r), -EIO);
+	assert_true(r.tls_refused);
+	assert_int_equal(r.attempts, 1);
+	assert_non_null(strstr(r.error, "/nonexistent/stfs-ca.pem"));
+	http_resp_release(&r);
+	srv_stop(s);
+}
+
+static void write_file(const char *path, const char *a, size_t alen,
+		       const char *b)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(a, 1, alen, f), alen);
+	if (b)
+		assert_int_equal(fputs(b, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void test_http_ca_file_check(void **state)
+{
+	char dir[] = "/tmp/stfs-ca.XXXXXX", p[256], why[128];
+	static char junk[20000];
+	const char *pem = "-----BEGIN CERTIFICATE-----\nMIIB\n"
+			  "-----END CERTIFICATE-----\n";
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	memset(junk, 'x', sizeof(junk));
+	snprintf(p, sizeof(p), "%s/none.pem", dir);
+	assert_int_equal(http_ca_file_check(p, why, sizeof(why)), -ENOENT);
+	assert_string_equal(why, "No such file or directory");
+	assert_int_equal(http_ca_file_check(dir, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, "is not a regular file");
+	snprintf(p, sizeof(p), "%s/junk.pem", dir);
+	write_file(p, junk, sizeof(junk), NULL);
+	assert_int_equal(http_ca_file_check(p, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, "holds no PEM certificate");
+	write_file(p, "", 0, NULL);
+	assert_int_equal(http_ca_file_check(p, why, sizeof(why)), -EINVAL);
+	/* the tag where it straddles two reads (8192 bytes each), and after
+	 * some junk further on */
+	for (size_t at = 8170; at < 8200; at += 3) {
+		write_file(p, junk, at, pem);
+		assert_int_equal(http_ca_file_check(p, why, sizeof(why)), 0);
+	}
+	write_file(p, junk, sizeof(junk), pem);
+	assert_int_equal(http_ca_file_check(p, why, sizeof(why)), 0);
+	write_file(p, "", 0, pem);
+	assert_int_equal(http_ca_file_check(p, why, sizeof(why)), 0);
+	assert_int_equal(tu_rmtree(dir), 0);
+}
+
 static void test_http_perform_no_retry_for_post_or_404(void **state)
 {
 	struct srv *s = srv_start(SRV_FAIL_THEN);
@@ -438,6 +511,9 @@ int main(void)
 		cmocka_unit_test(test_http_perform_retries_503_then_200),
 		cmocka_unit_test(test_http_perform_retries_exhausted),
 		cmocka_unit_test(test_http_perform_no_retry_for_post_or_404),
+		cmocka_unit_test(
+			test_http_perform_unusable_ca_file_not_retried),
+		cmocka_unit_test(test_http_ca_file_check),
 		cmocka_unit_test(test_http_perform_hung_server_times_out),
 		cmocka_unit_test(
 			test_http_perform_refused_retries_within_deadline),
