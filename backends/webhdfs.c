@@ -5,7 +5,9 @@
  *   hdfs://nn[:8020]/path/     the namenode's HTTP port: hdfs_http_port
  *                              (9870); the RPC port of the URI is ignored
  *   webhdfs://nn[:9870]/path/  http, the port as given
- *   swebhdfs://nn[:9871]/path/ https (ca_file for a private CA)
+ *   swebhdfs://nn[:9871]/path/ https (ca_file for a private CA: checked
+ *                              at init; a refused certificate is logged
+ *                              with the trust it was checked against)
  *
  * `namenodes = h1:p1,h2:p2` (HTTP addresses, as set by hand or imported
  * from a seatunnel.yaml's HA keys) replaces the URI's host, which is then

@@ -16,7 +16,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 # the long ones first, so that the short ones fill the other slot
 first="test_engine.sh test_delete.sh test_hdfs.sh test_faults.sh test_engine_failover.sh"
-first="$first test_hdfs_engine.sh test_tree.sh test_hdfs_ha.sh test_s3.sh test_cloud.sh test_sim_agrees.sh"
+first="$first test_hdfs_engine.sh test_tree.sh test_hdfs_ha.sh test_hdfs_tls.sh test_s3.sh test_cloud.sh test_sim_agrees.sh"
 alone="test_perms.sh"
 order=()
 for t in $first; do [ -e "$t" ] && order+=("$t"); done
