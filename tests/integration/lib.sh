@@ -249,6 +249,41 @@ choose_jobs() {
 	done
 	[ -n "$REL_ID" ] && [ -n "$PROT_ID" ] && [ -n "$RUN_ID" ] && [ -n "$ORPH_ID" ]
 }
+# remote_jobs STATE NS: the engine simulator on STATE's scenario (PORT) and
+# the jobs choose_jobs picks; the suite ends when one of them is missing
+remote_jobs() {
+	start_sim "$1/scenario.json" a
+	PORT=$SIM_PORT_a
+	engine_jobs_tsv "$PORT" >"$T/engine.tsv"
+	choose_jobs "$2" "$T/engine.tsv" && return 0
+	bad "the generated scenario has FAILED, FAILED/UNKNOWABLE, RUNNING and orphan jobs with storage"
+	finish
+	exit 1
+}
+# remote_ref STATE NS TMO: COMMON (the engine, imap and deadline options of
+# every mount) and NS mounted through file:// on $T/mloc, to compare with
+remote_ref() {
+	COMMON="engine=http://127.0.0.1:$PORT,imap=file://$1/imap/,timeout=$3,orphan_grace=10m"
+	mount_stfs "$T/mloc" -o "checkpoint=file://$2/,state_dir=$T/sd-loc,$COMMON" || {
+		finish
+		exit 1
+	}
+}
+# check_du_raw MNT NS FILES: du -sb of each flat job's pipelines/ in MNT equals
+# the sizes `FILES JOB` lists ("relpath size" of the raw objects, asked the store)
+check_du_raw() {
+	local id raw mnt errs=0 n=0
+	for id in $storage_ids; do
+		[ -n "$(find "$2/$id" -mindepth 1 -type d -print -quit)" ] && continue
+		raw=$("$3" "$id" | awk '{s+=$2} END {print s+0}')
+		mnt=$(du -sb --exclude=latest --exclude=status --exclude=info "$1/jobs/$id/pipelines" | cut -f1)
+		n=$((n + 1))
+		[ "$raw" == "$mnt" ] || { echo "    $id: raw $raw, mount $mnt"; errs=$((errs + 1)); }
+	done
+	check_eq "du -sb of pipelines/ equals the raw bytes in the store ($n jobs)" 0 "$errs"
+}
+# listing MNT: "path size" of every checkpoint file below MNT/jobs
+listing() { (cd "$1/jobs" && find . -path '*checkpoints*' -type f -printf '%p %s\n' | sort); }
 # need_hadoop: Maven and OpenJDK 17 are there (deps.sh installs them: their
 # absence is a broken machine, not a pass), else the suite fails here.
 need_hadoop() {

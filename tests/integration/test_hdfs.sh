@@ -34,26 +34,13 @@ check_eq "uploaded $nfiles files through WebHDFS" "$nfiles" "$(hdfs_py upload "$
 check_eq "HDFS holds the same files and sizes" \
 	"$(cd "$NS" && find . -type f -printf '%P %s\n' | sort)" "$(hdfs_files "")"
 
-start_sim "$STATE/scenario.json" a
-PORT=$SIM_PORT_a
-engine_jobs_tsv "$PORT" >"$T/engine.tsv"
-if ! choose_jobs "$NS" "$T/engine.tsv"; then
-	bad "the generated scenario has FAILED, FAILED/UNKNOWABLE, RUNNING and orphan jobs with storage"
-	finish
-	exit 1
-fi
+remote_jobs "$STATE" "$NS"
 sim_ctl "$PORT" POST /__sim/job "{\"jobId\":\"$PROT_ID\",\"jobStatus\":\"FAILED\"}" >/dev/null
-
-COMMON="engine=http://127.0.0.1:$PORT,imap=file://$STATE/imap/,timeout=$TMO,orphan_grace=10m"
-mount_stfs "$T/mloc" -o "checkpoint=file://$NS/,state_dir=$T/sd-loc,$COMMON" || {
-	finish
-	exit 1
-}
+remote_ref "$STATE" "$NS" "$TMO"
 # mount_hdfs MNT STATE_DIR [EXTRA_OPTS]: hdfs://<rpc address>, the HTTP port by option
 mount_hdfs() {
 	mount_stfs "$1" -o "checkpoint=hdfs://127.0.0.1:$RPC$HNS/,hdfs_http_port=$HP,hdfs_user=$HU,state_dir=$2,$COMMON${3:+,$3}"
 }
-listing() { (cd "$1/jobs" && find . -path '*checkpoints*' -type f -printf '%p %s\n' | sort); }
 tree() { (cd "$1/jobs" && find . -printf '%p %y\n' -path '*checkpoints*' -type f -printf '%p %s\n' | sort); }
 
 M=$T/hd
@@ -81,15 +68,7 @@ done <<<"$L1"
 check_eq "same bytes in every checkpoint file" 0 "$errs"
 check_eq "the same tree as file:// (every entry, types and sizes)" "$(tree "$T/mloc")" "$(tree "$M")"
 
-errs=0 n=0
-for id in $storage_ids; do
-	[ -n "$(find "$NS/$id" -mindepth 1 -type d -print -quit)" ] && continue
-	raw=$(hdfs_files "$id" | awk '{s+=$2} END {print s+0}')
-	mnt=$(du -sb --exclude=latest --exclude=status --exclude=info "$M/jobs/$id/pipelines" | cut -f1)
-	n=$((n + 1))
-	[ "$raw" == "$mnt" ] || { echo "    $id: raw $raw, mount $mnt"; errs=$((errs + 1)); }
-done
-check_eq "du -sb of pipelines/ equals the raw bytes in HDFS ($n jobs)" 0 "$errs"
+check_du_raw "$M" "$NS" hdfs_files
 
 mkdir -p "$T/untar"
 (cd "$M/jobs" && tar -cf - --exclude=latest ./*/pipelines 2>"$T/tar.err") | tar -C "$T/untar" -xf -

@@ -39,24 +39,12 @@ check_eq "WebHDFS without Kerberos is refused" 401 "$code"
 check_eq "HDFS holds the generated files and sizes" \
 	"$(cd "$NS" && find . -type f -printf '%P %s\n' | sort)" "$(hfiles "" | sort)"
 
-start_sim "$STATE/scenario.json" a
-PORT=$SIM_PORT_a
-engine_jobs_tsv "$PORT" >"$T/engine.tsv"
-if ! choose_jobs "$NS" "$T/engine.tsv"; then
-	bad "the generated scenario has FAILED, RUNNING and orphan jobs with storage"
-	finish
-	exit 1
-fi
-COMMON="engine=http://127.0.0.1:$PORT,imap=file://$STATE/imap/,timeout=$TMO,orphan_grace=10m"
-mount_stfs "$T/mloc" -o "checkpoint=file://$NS/,state_dir=$T/sd-loc,$COMMON" || {
-	finish
-	exit 1
-}
+remote_jobs "$STATE" "$NS"
+remote_ref "$STATE" "$NS" "$TMO"
 # mount_krb MNT STATE_DIR KEYTAB: webhdfs://localhost (the HTTP/localhost principal)
 mount_krb() {
 	mount_stfs "$1" -o "checkpoint=webhdfs://localhost:$HP$HNS/,kerberos_principal=$PRINC,kerberos_keytab=$3,state_dir=$2,log_level=debug,storage_ttl=1000,$COMMON"
 }
-listing() { (cd "$1/jobs" && find . -path '*checkpoints*' -type f -printf '%p %s\n' | sort); }
 
 M=$T/hk
 mount_krb "$M" "$T/sd-hk" "$KT" || {

@@ -70,24 +70,12 @@ loc=$(wh OPEN "$HNS/$(cd "$NS" && find . -type f -name '*.ser' -printf '%P\n' | 
 check "OPEN redirects to the datanode's https port ($loc)" \
 	grep -q "^https://127.0.0.1:$DNP/" <<<"$loc"
 
-start_sim "$STATE/scenario.json" a
-PORT=$SIM_PORT_a
-engine_jobs_tsv "$PORT" >"$T/engine.tsv"
-if ! choose_jobs "$NS" "$T/engine.tsv"; then
-	bad "the generated scenario has FAILED, FAILED/UNKNOWABLE, RUNNING and orphan jobs with storage"
-	finish
-	exit 1
-fi
-COMMON="engine=http://127.0.0.1:$PORT,imap=file://$STATE/imap/,timeout=$TMO,orphan_grace=10m"
-mount_stfs "$T/mloc" -o "checkpoint=file://$NS/,state_dir=$T/sd-loc,$COMMON" || {
-	finish
-	exit 1
-}
+remote_jobs "$STATE" "$NS"
+remote_ref "$STATE" "$NS" "$TMO"
 # mount_tls MNT [EXTRA_OPTS]: swebhdfs:// on the namenode's https port
 mount_tls() {
 	mount_stfs "$1" -o "checkpoint=swebhdfs://127.0.0.1:$HP$HNS/,hdfs_user=$HU,state_dir=$T/sd,$COMMON${2:+,$2}"
 }
-listing() { (cd "$1/jobs" && find . -path '*checkpoints*' -type f -printf '%p %s\n' | sort); }
 
 M=$T/mt
 mount_tls "$M" "ca_file=$C/ca.pem" || {
@@ -96,7 +84,6 @@ mount_tls "$M" "ca_file=$C/ca.pem" || {
 	exit 1
 }
 ok "swebhdfs:// mount with ca_file="
-MPID=$STFS_PID
 check_eq "jobs/ is the union of storage and engine" "$WANT_JOBS" "$(ls "$M/jobs" | sort)"
 L1=$(listing "$T/mloc")
 check "checkpoint files are listed ($(echo "$L1" | grep -c .))" test -n "$L1"
@@ -112,15 +99,7 @@ while read -r p _; do
 	}
 done <<<"$(sed 's|^\./||' <<<"$L1")"
 check_eq "cat of every checkpoint file ($n) gives the bytes written (307 to https)" 0 "$errs"
-errs=0 n=0
-for id in $storage_ids; do
-	[ -n "$(find "$NS/$id" -mindepth 1 -type d -print -quit)" ] && continue
-	raw=$(hdfs_files "$id" | awk '{s+=$2} END {print s+0}')
-	mnt=$(du -sb --exclude=latest --exclude=status --exclude=info "$M/jobs/$id/pipelines" | cut -f1)
-	n=$((n + 1))
-	[ "$raw" == "$mnt" ] || { echo "    $id: raw $raw, mount $mnt"; errs=$((errs + 1)); }
-done
-check_eq "du -sb of pipelines/ equals the raw bytes in HDFS ($n jobs)" 0 "$errs"
+check_du_raw "$M" "$NS" hdfs_files
 
 # -- deletion by the rules, checked with GETFILESTATUS over https -------------
 check "release of a FAILED job" bash -c "echo release > '$M/jobs/$REL_ID/restore'"
