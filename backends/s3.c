@@ -21,7 +21,13 @@
  * over every backend of the process and 64 windows per backend,
  * least recently used evicted, windows trusted for storage_ttl_ms; a read
  * that hit the deadline fails again at once for a second (the kernel
- * re-reads a failed page by itself).  Listed names with
+ * re-reads a failed page by itself).  Any request that found the store
+ * unreachable (listing, HEAD, GET, DELETE that hit the deadline, or whose
+ * connections were refused through the retries) makes every request of
+ * the next deadline fail at once with that errno, unsent: a walk meets a
+ * store that does not answer once, not once per call (README "Failure
+ * modes").  Listed
+ * names with
  * an empty, "." or ".." component or a control character are skipped with
  * a warning.
  *
@@ -161,6 +167,11 @@ struct s3_priv {
 	off_t to_off;
 	size_t to_len;
 	int64_t to_until_ms;
+	/* atomic, any thread: until when (monotonic ms) no request is sent,
+	 * after one found the store unreachable, and that errno; 0: none
+	 * (s3_do) */
+	int64_t down_until_ms;
+	int down_err;
 };
 
 /* ---- secrets ---------------------------------------------------------- */
@@ -536,7 +547,9 @@ static bool s3_creds_refused(const struct http_resp *resp, bool head)
  * One request with the backend's deadline, retries and signing.  `extra`
  * are additional "Name: value" headers (NULL-terminated, or NULL).  A
  * request refused with an expired token (or keys rotated away) is sent
- * once more with fresh credentials.  Returns what http_perform() returned.
+ * once more with fresh credentials.  Within a deadline of a request that
+ * found the store unreachable nothing is sent: its errno at once.  Returns what
+ * http_perform() returned.
  */
 static int s3_do(struct s3_priv *sp, const char *method, const char *url,
 		 const char *const *extra, const void *body, size_t body_len,
@@ -544,8 +557,18 @@ static int s3_do(struct s3_priv *sp, const char *method, const char *url,
 {
 	struct awscred_set *cs = NULL, *again = NULL;
 	bool head = !strcmp(method, "HEAD");
+	int64_t down;
 	int rc;
 
+	down = __atomic_load_n(&sp->down_until_ms, __ATOMIC_RELAXED);
+	if (down && mono_ms() < down) {
+		rc = __atomic_load_n(&sp->down_err, __ATOMIC_RELAXED);
+		snprintf(resp->error, sizeof(resp->error),
+			 "not sent: the store was unreachable (%s) less than "
+			 "%u ms ago",
+			 strerror(-rc), sp->timeout_ms);
+		return rc;
+	}
 	rc = awscred_get(sp->cred, &cs);
 	if (rc < 0) {
 		snprintf(resp->error, sizeof(resp->error), "no credentials: %s",
@@ -554,6 +577,13 @@ static int s3_do(struct s3_priv *sp, const char *method, const char *url,
 	}
 	rc = s3_do_once(sp, cs, method, url, extra, body, body_len, max_body,
 			resp);
+	if (rc == -ETIMEDOUT || rc == -ECONNREFUSED || rc == -EHOSTUNREACH) {
+		__atomic_store_n(&sp->down_err, rc, __ATOMIC_RELAXED);
+		__atomic_store_n(&sp->down_until_ms, mono_ms() + sp->timeout_ms,
+				 __ATOMIC_RELAXED);
+	} else if (rc == 0) {
+		__atomic_store_n(&sp->down_until_ms, 0, __ATOMIC_RELAXED);
+	}
 	if (rc == 0 && cs && s3_creds_refused(resp, head) &&
 	    awscred_refused(sp->cred, cs) &&
 	    awscred_get(sp->cred, &again) == 0 && again &&

@@ -26,6 +26,7 @@
 #include "backends/backend.h"
 #include "backends/http.h"
 #include "util/log.h"
+#include "fakes/loopsrv.h"
 
 #define MAX_Q	  16
 #define REQ_MAX	  65536
@@ -786,6 +787,74 @@ static void test_s3_read_waiter_shares_timeout(void **state)
 	srv_quiesce(); /* the server thread finishes its slow answer */
 }
 
+/*
+ * A request that hit the deadline marks the store as not answering for one
+ * deadline: the next calls, for other keys and of other kinds, fail at once
+ * without a request, so a walk meets a black-holed store once (README
+ * "Failure modes"); once the deadline has passed the store is asked again.
+ */
+static void test_s3_timeout_spares_next_calls(void **state)
+{
+	struct stfs_conf c = mkconf();
+	struct backend *be;
+	struct names nm = {.n = 0};
+	struct be_attr a;
+	char buf[16];
+	int64_t t0;
+
+	(void)state;
+	c.timeout_ms = 400;
+	c.retries = 0;
+	q_reset();
+	pthread_mutex_lock(&srv.lock);
+	srv.delay_ms = 1500;
+	pthread_mutex_unlock(&srv.lock);
+	q_push(200, NULL, empty_list);
+	assert_int_equal(be_open_ops(&be_s3_ops, "s3://ckpt/ns/", &c, &be), 0);
+	t0 = mono_ms();
+	assert_int_equal(be_list(be, "123", 0, collect, &nm), -ETIMEDOUT);
+	assert_true(mono_ms() - t0 < 400 + 900);
+	/* a header read and a stat right after: no second deadline */
+	t0 = mono_ms();
+	assert_int_equal(be_read(be, "123/1-42-1-7.ser", buf, sizeof(buf), 0),
+			 -ETIMEDOUT);
+	assert_int_equal(be_stat(be, "123/other", &a), -ETIMEDOUT);
+	assert_true(mono_ms() - t0 < 100);
+	assert_int_equal(n_total(), 1);
+	srv_quiesce(); /* the slow answer is sent and dropped */
+	/* the store answers again: asked again once the deadline passed */
+	q_reset();
+	q_push(200, NULL, page2);
+	usleep(450000);
+	assert_int_equal(be_list(be, "123", 0, collect, &nm), 0);
+	assert_int_equal(n_total(), 1);
+	assert_int_equal(nm.n, 1);
+	be_close(be);
+	srv_quiesce();
+}
+
+/* so does a store that refuses connections through the retries */
+static void test_s3_refused_spares_next_calls(void **state)
+{
+	struct stfs_conf c = mkconf();
+	struct backend *be;
+	struct be_attr a;
+	char ep[64], buf[16];
+	int port = loopsrv_closed_port();
+	int64_t t0;
+
+	(void)state;
+	assert_true(port > 0);
+	snprintf(ep, sizeof(ep), "http://127.0.0.1:%d", port);
+	c.endpoint = ep;
+	assert_int_equal(be_open_ops(&be_s3_ops, "s3://ckpt/ns/", &c, &be), 0);
+	assert_int_equal(be_stat(be, "f", &a), -ECONNREFUSED);
+	t0 = mono_ms();
+	assert_int_equal(be_read(be, "g", buf, sizeof(buf), 0), -ECONNREFUSED);
+	assert_true(mono_ms() - t0 < 20); /* no retries waited for */
+	be_close(be);
+}
+
 static void test_s3_503_storm_gives_eio(void **state)
 {
 	struct stfs_conf c = mkconf();
@@ -969,6 +1038,8 @@ int main(void)
 		cmocka_unit_test(test_s3_readahead_global_budget),
 		cmocka_unit_test(test_s3_read_random_no_prefetch),
 		cmocka_unit_test(test_s3_read_waiter_shares_timeout),
+		cmocka_unit_test(test_s3_timeout_spares_next_calls),
+		cmocka_unit_test(test_s3_refused_spares_next_calls),
 		cmocka_unit_test(test_s3_503_storm_gives_eio),
 		cmocka_unit_test(test_s3_remove),
 		cmocka_unit_test(test_s3_session_token_and_anonymous),
