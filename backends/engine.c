@@ -635,6 +635,7 @@ static int unknown_job(const char *id, struct engine_job *j)
 	j->json_len =
 		(size_t)snprintf(j->json, n + 1, "{\"jobId\":\"%s\"}\n", id);
 	j->metrics_json_len = 3;
+	engine_job_digest(j);
 	return 0;
 }
 
@@ -856,6 +857,7 @@ static struct engine_snap *do_fetch(struct rest_engine *e)
 		merge_jobs(jobs, &n);
 		s->jobs = jobs;
 		s->n_jobs = n;
+		engine_snap_seal(s);
 		s->root_running = rr;
 		s->root_finished = rf;
 		s->root_extra = rx;
@@ -888,6 +890,7 @@ static void carry_over(struct engine_snap *s, struct engine_snap *prev)
 	s->owner = snap_get(owner);
 	s->jobs = owner->jobs;
 	s->n_jobs = owner->n_jobs;
+	s->digest = owner->digest;
 	s->partial = owner->partial;
 	s->data_ms = owner->data_ms;
 	buf_fmt(s->source, sizeof(s->source), "%s", owner->source);

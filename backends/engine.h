@@ -88,6 +88,10 @@ struct engine_job {
 	size_t metrics_json_len;
 	int *pipelines; /* pipeline ids from jobDag.pipelineEdges, sorted */
 	size_t n_pipelines;
+	/* digest of everything above that a rendering shows (state, times,
+	 * json, metrics_json), computed once where the job is made: the
+	 * version of its pseudo-files (README "Performance") */
+	uint64_t digest;
 };
 
 struct engine_name_idx;
@@ -111,6 +115,9 @@ struct engine_snap {
 	 * failed are in `jobs` with state JS_UNKNOWN.
 	 */
 	bool partial;
+	/* digest of every job's id and digest (engine_snap_seal), computed
+	 * once per snapshot: stfs.prom's version */
+	uint64_t digest;
 	/* private: when non-NULL, `jobs` and the roots belong to this older
 	 * snapshot (a failed fetch re-serving the last-known jobs); a ref is
 	 * held on it and dropped with this one. */
@@ -250,6 +257,10 @@ int engine_parse_job_object(const char *txt, size_t len, json_t **root,
 int engine_job_from_json(json_t *obj, bool running, struct engine_job *out);
 /** Free what engine_job_from_json allocated (not the json). */
 void engine_job_clear(struct engine_job *j);
+/** Set j->digest from the job's fields (engine_job_from_json does). */
+void engine_job_digest(struct engine_job *j);
+/** Set s->digest from its jobs' ids and digests, once the jobs are in. */
+void engine_snap_seal(struct engine_snap *s);
 /**
  * The job's "metrics" object, parsed again from metrics_json (a job keeps
  * the text only: the tree of 10,000 jobs' metrics cost ~100 MB): a new

@@ -20,6 +20,7 @@
 
 #include "util/jobid.h"
 #include "util/log.h"
+#include "util/pcache.h"
 
 static const char *const state_names[JS_COUNT] = {
 	[JS_INITIALIZING] = "INITIALIZING",
@@ -287,6 +288,27 @@ void engine_job_clear(struct engine_job *j)
 	memset(j, 0, sizeof(*j));
 }
 
+void engine_job_digest(struct engine_job *j)
+{
+	int64_t f[4] = {j->state, j->create_s, j->finish_s,
+			j->running | (j->restored << 1)};
+	uint64_t h = pcache_mix(0xcbf29ce484222325ULL, f, sizeof(f));
+
+	h = pcache_mix(h, j->json, j->json_len);
+	j->digest = pcache_mix(h, j->metrics_json, j->metrics_json_len);
+}
+
+void engine_snap_seal(struct engine_snap *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < s->n_jobs; i++) {
+		h = pcache_mix(h, s->jobs[i].id, strlen(s->jobs[i].id) + 1);
+		h = pcache_mix(h, &s->jobs[i].digest, sizeof(uint64_t));
+	}
+	s->digest = h;
+}
+
 json_t *engine_job_metrics(const struct engine_job *j)
 {
 	json_t *m;
@@ -360,6 +382,7 @@ int engine_job_from_json(json_t *obj, bool running, struct engine_job *out)
 	rc = collect_pipelines(obj, out);
 	if (rc)
 		goto fail;
+	engine_job_digest(out);
 	return 0;
 fail:
 	engine_job_clear(out);

@@ -709,7 +709,7 @@ int tree_resolve(struct view *v, const char *path, struct node *n)
 static bool pf_live(enum pseudo_file pf)
 {
 	return pf == PF_STATS || pf == PF_HEALTH || pf == PF_AUDIT ||
-	       pf == PF_RESTORE || pf == PF_PROM_ALL;
+	       pf == PF_RESTORE;
 }
 
 /*
@@ -772,16 +772,97 @@ static uint64_t content_version(const struct view *v, const struct node *n)
 		f[7] = cj->in_ckpt_dir | (cj->in_sp_dir << 1);
 		h = pcache_mix(h, f, sizeof(f));
 	}
-	if (ej) {
-		f[0] = ej->state;
-		f[1] = ej->create_s;
-		f[2] = ej->finish_s;
-		f[3] = ej->running | (ej->restored << 1);
-		h = pcache_mix(h, f, 4 * sizeof(f[0]));
-		h = pcache_mix(h, ej->json, ej->json_len);
-		h = pcache_mix(h, ej->metrics_json, ej->metrics_json_len);
-	}
+	if (ej) /* its fields and texts, digested once per snapshot */
+		h = pcache_mix(h, &ej->digest, sizeof(ej->digest));
 	return h;
+}
+
+/* stfs.prom's jobs: what prom_fill reads of one job, folded into *cookie
+ * (the engine's records are in the snapshot's digest) */
+static int prom_ver_add(void *cookie, const struct job_view *jv)
+{
+	uint64_t *h = cookie;
+	const struct cat_job *cj = jv->cj;
+	int64_t f[6] = {jv->state, cj != NULL, 0, 0, 0, 0};
+
+	*h = pcache_mix(*h, jv->id, strlen(jv->id) + 1);
+	if (cj) {
+		f[1] = (int64_t)cj->n_objs;
+		f[2] = (int64_t)cj->bytes;
+		f[3] = (int64_t)cj->n_tmp;
+		f[4] = cj->newest_ckpt_ms;
+		f[5] = (int64_t)cj->n_pipes;
+	}
+	*h = pcache_mix(*h, f, sizeof(f));
+	for (size_t i = 0; cj && i < cj->n_pipes; i++) {
+		const struct cat_obj *rp = cj->pipes[i].restore;
+		int64_t p[3] = {(int64_t)cj->pipes[i].n_ckpts,
+				rp ? (int64_t)rp->kind : -1,
+				rp && rp->kind == CAT_REAL ? rp->rn.write_ts
+							   : 0};
+
+		*h = pcache_mix(*h, p, sizeof(p));
+	}
+	return 0;
+}
+
+static int render_prom(struct view *v, const struct job_view *one,
+		       struct buf *out);
+static int render_prom_tail(struct view *v, struct buf *out);
+
+/*
+ * stfs.prom, rendered once per version of its sources (README
+ * "Performance"): the jobs' series depend on the catalog's figures, the
+ * engine snapshot (its digest) and the states derived from both; the
+ * daemon's own series (IMap figures, backend_up, deletion counters) are
+ * rendered at every lookup, and their bytes are part of the version, so
+ * a deletion or a source going down shows at once.
+ */
+static int prom_content(struct view *v, const char *path, struct pc_entry **out)
+{
+	uint64_t ver = 0xcbf29ce484222325ULL;
+	int64_t f[2] = {v->snap->err != 0, v->snap->partial};
+	struct buf tail, b;
+	size_t len;
+	char *data;
+	int rc;
+
+	buf_init(&tail, (size_t)16 << 20);
+	rc = render_prom_tail(v, &tail);
+	if (!rc)
+		rc = buf_err(&tail);
+	if (rc) {
+		buf_release(&tail);
+		return rc;
+	}
+	view_each_job(v, prom_ver_add, &ver);
+	ver = pcache_mix(ver, &v->snap->digest, sizeof(v->snap->digest));
+	ver = pcache_mix(ver, f, sizeof(f));
+	ver = pcache_mix(ver, tail.data ? tail.data : "", tail.len);
+	ver = ver ? ver : 1; /* 0 would mean "kept for cache_ttl" */
+	*out = pcache_lookup(v->fs->pc, path, ver);
+	if (*out) {
+		STFS_INC(v->fs, pcache_hits);
+		buf_release(&tail);
+		return 0;
+	}
+	STFS_INC(v->fs, pcache_misses);
+	buf_init(&b, (size_t)64 << 20);
+	rc = render_prom(v, NULL, &b);
+	if (!rc && tail.len)
+		rc = buf_append(&b, tail.data, tail.len);
+	if (!rc)
+		rc = buf_err(&b);
+	buf_release(&tail);
+	if (rc) {
+		buf_release(&b);
+		return rc;
+	}
+	data = buf_detach(&b, &len);
+	if (!data)
+		return -ENOMEM;
+	*out = pcache_insert(v->fs->pc, path, data, len, v->now_ms / 1000, ver);
+	return *out ? 0 : -ENOMEM;
 }
 
 int tree_content(struct view *v, const char *path, const struct node *n,
@@ -797,6 +878,8 @@ int tree_content(struct view *v, const char *path, const struct node *n,
 
 	char key[4200];
 
+	if (n->pf == PF_PROM_ALL)
+		return prom_content(v, path, out);
 	/* `deletable` depends on who asks (R4) */
 	if (n->pf == PF_DELETABLE && v->caller_allowed &&
 	    !v->caller_allowed(v->fs)) {
@@ -828,9 +911,6 @@ int tree_content(struct view *v, const char *path, const struct node *n,
 		    : pcache_insert(v->fs->pc, path, data, len, mtime, ver);
 	return *out ? 0 : -ENOMEM;
 }
-
-static int render_prom(struct view *v, const struct job_view *one,
-		       struct buf *out);
 
 int tree_render(struct view *v, const struct node *n, struct buf *out,
 		int64_t *mtime_s)
@@ -898,7 +978,8 @@ int tree_render(struct view *v, const struct node *n, struct buf *out,
 		return v->fs->audit ? audit_snapshot(v->fs->audit, out) : 0;
 	case PF_PROM_ALL:
 		*mtime_s = v->now_ms / 1000;
-		return render_prom(v, NULL, out);
+		rc = render_prom(v, NULL, out);
+		return rc ? rc : render_prom_tail(v, out);
 	case PF_IMAP_SUMMARY:
 	case PF_IMAP_DOC_SUMMARY:
 		*mtime_s = ns_to_s(n->imap_attr.mtime_ns);
@@ -1060,6 +1141,15 @@ out:
 	return rc;
 }
 
+/* stfs.prom's series after the jobs': the IMap WAL figures, the daemon's */
+static int render_prom_tail(struct view *v, struct buf *out)
+{
+	int rc = render_prom_imap(v, out);
+
+	return rc ? rc : render_prom_daemon(v, out);
+}
+
+/* one job's metrics, or (one NULL) every job's series and their summary */
 static int render_prom(struct view *v, const struct job_view *one,
 		       struct buf *out)
 {
@@ -1078,10 +1168,6 @@ static int render_prom(struct view *v, const struct job_view *one,
 	rc = prom_render_jobs(out, pc.jobs, pc.n);
 	if (!rc)
 		rc = prom_render_summary(out, pc.jobs, pc.n);
-	if (!rc)
-		rc = render_prom_imap(v, out);
-	if (!rc)
-		rc = render_prom_daemon(v, out);
 	for (size_t i = 0; i < pc.n; i++)
 		json_decref(pc.jobs[i].metrics);
 	free(pc.jobs);

@@ -183,6 +183,7 @@ static struct engine_snap *fe_jobs(struct engine *e, unsigned max_age_ms)
 		abort();
 	if (s->n_jobs > 1)
 		qsort(s->jobs, s->n_jobs, sizeof(*s->jobs), job_cmp);
+	engine_snap_seal(s);
 	return s;
 }
 

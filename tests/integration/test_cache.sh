@@ -43,6 +43,21 @@ echo "  (renders in the second walk: $((m1 - m0)))"
 check "second walk of an unchanged tree renders no pseudo-file" \
 	test $((m1 - m0)) = 0
 
+# ---- stfs.prom: rendered once per version of its sources (a stat and a
+# read of an unchanged one render nothing), its daemon series live
+renders() { echo $(($(stat_of stfs_pcache_misses_total) + $(stat_of stfs_live_renders_total))); }
+cat "$M/stfs.prom" >/dev/null
+r0=$(renders)
+r1=$(renders) # what reading .stfs/stats itself renders
+stat "$M/stfs.prom" >/dev/null
+cat "$M/stfs.prom" >/dev/null
+r2=$(renders)
+echo "  (renders by a stat and a read of stfs.prom: $((r2 - r1 - (r1 - r0))))"
+check "a stat and a read of an unchanged stfs.prom render nothing" \
+	test $((r2 - r1)) = $((r1 - r0))
+prom_val() { awk -v k="$1" '$1 == k { print $2 }' "$M/stfs.prom"; }
+refused0=$(prom_val stfs_deletions_refused_total)
+
 # ---- the live files: an rm is in .stfs/audit at once
 RUN=$(engine_jobs_tsv "$PORT" | awk -F'\t' '$2 == "RUNNING" { print $1; exit }')
 OBJ=$(find "$M/jobs/$RUN/pipelines" -name '*.ser' -o -type f -path '*checkpoints/*' 2>/dev/null |
@@ -55,6 +70,8 @@ check "rm of a running job's object is refused and its object stays" \
 	test -e "$OBJ"
 check "the refusal is in .stfs/audit at once" \
 	grep -qF " path=$REL " "$M/.stfs/audit"
+check_eq "stfs.prom counts the refusal at once" "$((refused0 + 1))" \
+	"$(prom_val stfs_deletions_refused_total)"
 g0=$(stat_of stfs_fuse_read_total)
 g1=$(stat_of stfs_fuse_read_total)
 check "the read counter moves between two reads of .stfs/stats" \
@@ -88,6 +105,8 @@ sleep 0.5 # the engine is asked again in the background: a walk after it
 find "$M/jobs" >/dev/null
 check_eq "status after the engine change" FAILED \
 	"$(awk '$1 == "state" { print $2 }' "$M/jobs/$RUN2/status")"
+check "stfs.prom shows the engine change" \
+	grep -q "^seatunnel_job_state{job_id=\"$RUN2\",.*state=\"FAILED\"} 1$" "$M/stfs.prom"
 
 unmount_stfs "$M"
 finish
