@@ -14,7 +14,9 @@ struct pcache {
 	size_t max_entries, max_bytes; /* 0: no cap */
 	size_t count, bytes;
 	uint64_t evictions;
-	struct pc_entry *oldest, *newest; /* insertion order */
+	/* least recently used first, one list per class: [0] dear, [1]
+	 * cheap (pcache_insert_cheap), dropped first */
+	struct pc_entry *oldest[2], *newest[2];
 	size_t inserts_since_sweep;
 	struct pc_entry *bucket[PC_BUCKETS]; /* protected by lock */
 };
@@ -98,11 +100,11 @@ static void pc_forget(struct pcache *pc, struct pc_entry *e)
 	if (e->older)
 		e->older->newer = e->newer;
 	else
-		pc->oldest = e->newer;
+		pc->oldest[e->cheap] = e->newer;
 	if (e->newer)
 		e->newer->older = e->older;
 	else
-		pc->newest = e->older;
+		pc->newest[e->cheap] = e->older;
 	pc->count--;
 	pc->bytes -= e->cost;
 	pcache_put(e);
@@ -144,17 +146,19 @@ static void pc_sweep(struct pcache *pc, int64_t now)
  * used least recently.  Lock held. */
 static void pc_touch(struct pcache *pc, struct pc_entry *e)
 {
-	if (pc->newest == e)
+	int c = e->cheap;
+
+	if (pc->newest[c] == e)
 		return;
 	if (e->older)
 		e->older->newer = e->newer;
 	else
-		pc->oldest = e->newer;
+		pc->oldest[c] = e->newer;
 	e->newer->older = e->older;
-	e->older = pc->newest;
+	e->older = pc->newest[c];
 	e->newer = NULL;
-	pc->newest->newer = e;
-	pc->newest = e;
+	pc->newest[c]->newer = e;
+	pc->newest[c] = e;
 }
 
 static bool pc_over(const struct pcache *pc)
@@ -163,11 +167,17 @@ static bool pc_over(const struct pcache *pc)
 	       (pc->max_bytes && pc->bytes > pc->max_bytes);
 }
 
-/* Drop the oldest entries while a cap is exceeded.  Lock held. */
+/* Drop the least recently used entries while a cap is exceeded, the
+ * cheap ones first.  Lock held. */
 static void pc_evict(struct pcache *pc)
 {
-	while (pc->oldest && pc_over(pc)) {
-		pc_unlink(pc, pc->oldest);
+	while (pc_over(pc)) {
+		struct pc_entry *e =
+			pc->oldest[1] ? pc->oldest[1] : pc->oldest[0];
+
+		if (!e)
+			break;
+		pc_unlink(pc, e);
 		pc->evictions++;
 	}
 }
@@ -212,8 +222,9 @@ struct pc_entry *pcache_entry_new(const char *path, char *data, size_t len,
 	return e;
 }
 
-struct pc_entry *pcache_insert(struct pcache *pc, const char *path, char *data,
-			       size_t len, int64_t mtime_s, uint64_t ver)
+static struct pc_entry *pc_insert(struct pcache *pc, const char *path,
+				  char *data, size_t len, int64_t mtime_s,
+				  uint64_t ver, bool cheap)
 {
 	uint64_t h = pcache_hash(path);
 	int64_t now = pc_mono_ms();
@@ -223,6 +234,7 @@ struct pc_entry *pcache_insert(struct pcache *pc, const char *path, char *data,
 	if (!e)
 		return NULL;
 	e->ver = ver;
+	e->cheap = cheap;
 	e->expires_mono_ms = now + (ver ? PCACHE_IDLE_MS : pc->ttl_ms);
 	e->cost = sizeof(*e) + len + 1 + strlen(path) + 1;
 
@@ -245,12 +257,12 @@ struct pc_entry *pcache_insert(struct pcache *pc, const char *path, char *data,
 	}
 	e->next = pc->bucket[h % PC_BUCKETS];
 	pc->bucket[h % PC_BUCKETS] = e;
-	e->older = pc->newest;
-	if (pc->newest)
-		pc->newest->newer = e;
+	e->older = pc->newest[cheap];
+	if (pc->newest[cheap])
+		pc->newest[cheap]->newer = e;
 	else
-		pc->oldest = e;
-	pc->newest = e;
+		pc->oldest[cheap] = e;
+	pc->newest[cheap] = e;
 	pc->count++;
 	pc->bytes += e->cost;
 	/* the caller's reference before the sweep and the eviction: with a ttl
@@ -262,6 +274,19 @@ struct pc_entry *pcache_insert(struct pcache *pc, const char *path, char *data,
 	pc_evict(pc);
 	pthread_mutex_unlock(&pc->lock);
 	return ret;
+}
+
+struct pc_entry *pcache_insert(struct pcache *pc, const char *path, char *data,
+			       size_t len, int64_t mtime_s, uint64_t ver)
+{
+	return pc_insert(pc, path, data, len, mtime_s, ver, false);
+}
+
+struct pc_entry *pcache_insert_cheap(struct pcache *pc, const char *path,
+				     char *data, size_t len, int64_t mtime_s,
+				     uint64_t ver)
+{
+	return pc_insert(pc, path, data, len, mtime_s, ver, true);
 }
 
 void pcache_clear(struct pcache *pc)

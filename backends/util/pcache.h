@@ -18,13 +18,16 @@
  * Entries are immutable and reference-counted.  Thread-safe (one mutex).
  * The cache is bounded by entries and by bytes (README "Memory"): when an
  * insert goes past either cap the least recently used entries are dropped
- * first (a
+ * first, those stored as cheap to render again (pcache_insert_cheap)
+ * before any other, so that a walk over more pseudo-files than the caps
+ * hold keeps the dear ones (a
  * dropped entry stays valid for whoever holds a reference; the next
  * lookup misses and renders again).
  */
 #ifndef STFS_PCACHE_H
 #define STFS_PCACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,6 +44,7 @@ struct pc_entry {
 	/* least recently used first; protected by the cache lock */
 	struct pc_entry *older, *newer;
 	size_t cost; /* bytes charged to the cache */
+	bool cheap;  /* dropped first (pcache_insert_cheap) */
 };
 
 struct pcache;
@@ -73,6 +77,11 @@ struct pc_entry *pcache_lookup(struct pcache *pc, const char *path,
  */
 struct pc_entry *pcache_insert(struct pcache *pc, const char *path, char *data,
 			       size_t len, int64_t mtime_s, uint64_t ver);
+/** pcache_insert for content rendered again from memory at little cost:
+ * a cap drops such entries before any other. */
+struct pc_entry *pcache_insert_cheap(struct pcache *pc, const char *path,
+				     char *data, size_t len, int64_t mtime_s,
+				     uint64_t ver);
 /**
  * An entry that no cache holds (a live file's one rendering, for one open
  * handle or one stat): a reference, or NULL when out of memory (data is

@@ -713,6 +713,19 @@ static bool pf_live(enum pseudo_file pf)
 }
 
 /*
+ * Files rendered again from memory at little cost (the engine's texts, a
+ * job's metrics, what the checkpoint summaries in memory say): the pcache
+ * drops them before the others (`status` and `deletable` ask the engine
+ * when rendered), so a walk over more files than its caps keeps those
+ * (README "Performance").
+ */
+static bool pf_cheap(enum pseudo_file pf)
+{
+	return pf == PF_JOB_JSON || pf == PF_METRICS_JSON || pf == PF_METRICS ||
+	       pf == PF_PIPE_STATUS || pf == PF_CKPT_INFO;
+}
+
+/*
  * The version of what a job's pseudo-file is rendered from: the job's
  * objects in the catalog, its engine record, the state stfs derives from
  * both (orphan age included), whether the engine answered, the release.
@@ -907,8 +920,13 @@ int tree_content(struct view *v, const char *path, const struct node *n,
 	data = buf_detach(&b, &len);
 	if (!data)
 		return -ENOMEM;
-	*out = live ? pcache_entry_new(path, data, len, mtime)
-		    : pcache_insert(v->fs->pc, path, data, len, mtime, ver);
+	if (live)
+		*out = pcache_entry_new(path, data, len, mtime);
+	else if (pf_cheap(n->pf))
+		*out = pcache_insert_cheap(v->fs->pc, path, data, len, mtime,
+					   ver);
+	else
+		*out = pcache_insert(v->fs->pc, path, data, len, mtime, ver);
 	return *out ? 0 : -ENOMEM;
 }
 

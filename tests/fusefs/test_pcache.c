@@ -236,6 +236,54 @@ static void test_pcache_byte_cap(void **state)
 	pcache_free(pc);
 }
 
+/*
+ * A walk over more files than the cap holds, in the same order twice (what
+ * `du` does): the dear entries stored by the first pass are all hits in the
+ * second, the cheap ones make room (an LRU alone would hit none).
+ */
+static void test_pcache_cheap_dropped_first(void **state)
+{
+	struct pcache *pc = pcache_new_capped(100000, 40, 0);
+	struct pc_entry *e;
+	char path[32];
+	int hits = 0;
+
+	(void)state;
+	assert_non_null(pc);
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < 100; i++) {
+			bool dear = i % 5 == 0; /* 20 dear, 80 cheap */
+
+			snprintf(path, sizeof(path), "/w/%d", i);
+			e = pcache_lookup(pc, path, 7);
+			if (e && pass == 1 && dear)
+				hits++;
+			if (!e && dear)
+				e = pcache_insert(pc, path, dup_str("d"), 1, 0,
+						  7);
+			else if (!e)
+				e = pcache_insert_cheap(pc, path, dup_str("c"),
+							1, 0, 7);
+			assert_non_null(e);
+			assert_string_equal(e->data, dear ? "d" : "c");
+			pcache_put(e);
+			assert_true(pcache_count(pc) <= 40);
+		}
+	}
+	assert_int_equal(hits, 20);
+	/* with only dear entries over the cap, the oldest of them go */
+	for (int i = 0; i < 50; i++) {
+		snprintf(path, sizeof(path), "/d/%d", i);
+		pcache_put(pcache_insert(pc, path, dup_str("d"), 1, 0, 7));
+	}
+	assert_int_equal(pcache_count(pc), 40);
+	assert_null(pcache_lookup(pc, "/d/0", 7));
+	e = pcache_lookup(pc, "/d/49", 7);
+	assert_non_null(e);
+	pcache_put(e);
+	pcache_free(pc);
+}
+
 static void test_pcache_hash_is_stable(void **state)
 {
 	(void)state;
@@ -256,6 +304,7 @@ int main(void)
 		cmocka_unit_test(test_pcache_zero_ttl_sweep_keeps_returned),
 		cmocka_unit_test(test_pcache_entry_cap_evicts_oldest),
 		cmocka_unit_test(test_pcache_byte_cap),
+		cmocka_unit_test(test_pcache_cheap_dropped_first),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
