@@ -824,58 +824,30 @@ static int render_prom(struct view *v, const struct job_view *one,
 static int render_prom_tail(struct view *v, struct buf *out);
 
 /*
- * stfs.prom, rendered once per version of its sources (README
- * "Performance"): the jobs' series depend on the catalog's figures, the
- * engine snapshot (its digest) and the states derived from both; the
- * daemon's own series (IMap figures, backend_up, deletion counters) are
- * rendered at every lookup, and their bytes are part of the version, so
- * a deletion or a source going down shows at once.
+ * stfs.prom's version (README "Performance"): the jobs' series depend on
+ * the catalog's figures, the engine snapshot (its digest) and the states
+ * derived from both; the daemon's own series (IMap figures, backend_up,
+ * deletion counters) are rendered at every lookup and their bytes are part
+ * of the version, so a deletion or a source going down shows at once.
+ * 0 when they cannot be rendered (then stfs.prom is not kept).
  */
-static int prom_content(struct view *v, const char *path, struct pc_entry **out)
+static uint64_t prom_version(struct view *v)
 {
 	uint64_t ver = 0xcbf29ce484222325ULL;
 	int64_t f[2] = {v->snap->err != 0, v->snap->partial};
-	struct buf tail, b;
-	size_t len;
-	char *data;
-	int rc;
+	struct buf tail;
 
 	buf_init(&tail, (size_t)16 << 20);
-	rc = render_prom_tail(v, &tail);
-	if (!rc)
-		rc = buf_err(&tail);
-	if (rc) {
+	if (render_prom_tail(v, &tail) || buf_err(&tail)) {
 		buf_release(&tail);
-		return rc;
+		return 0;
 	}
 	view_each_job(v, prom_ver_add, &ver);
 	ver = pcache_mix(ver, &v->snap->digest, sizeof(v->snap->digest));
 	ver = pcache_mix(ver, f, sizeof(f));
 	ver = pcache_mix(ver, tail.data ? tail.data : "", tail.len);
-	ver = ver ? ver : 1; /* 0 would mean "kept for cache_ttl" */
-	*out = pcache_lookup(v->fs->pc, path, ver);
-	if (*out) {
-		STFS_INC(v->fs, pcache_hits);
-		buf_release(&tail);
-		return 0;
-	}
-	STFS_INC(v->fs, pcache_misses);
-	buf_init(&b, (size_t)64 << 20);
-	rc = render_prom(v, NULL, &b);
-	if (!rc && tail.len)
-		rc = buf_append(&b, tail.data, tail.len);
-	if (!rc)
-		rc = buf_err(&b);
 	buf_release(&tail);
-	if (rc) {
-		buf_release(&b);
-		return rc;
-	}
-	data = buf_detach(&b, &len);
-	if (!data)
-		return -ENOMEM;
-	*out = pcache_insert(v->fs->pc, path, data, len, v->now_ms / 1000, ver);
-	return *out ? 0 : -ENOMEM;
+	return ver ? ver : 1;
 }
 
 int tree_content(struct view *v, const char *path, const struct node *n,
@@ -886,13 +858,12 @@ int tree_content(struct view *v, const char *path, const struct node *n,
 	size_t len;
 	char *data;
 	int rc;
-	bool live = pf_live(n->pf);
-	uint64_t ver = live ? 0 : content_version(v, n);
+	uint64_t ver =
+		n->pf == PF_PROM_ALL ? prom_version(v) : content_version(v, n);
+	bool live = pf_live(n->pf) || (n->pf == PF_PROM_ALL && !ver);
 
 	char key[4200];
 
-	if (n->pf == PF_PROM_ALL)
-		return prom_content(v, path, out);
 	/* `deletable` depends on who asks (R4) */
 	if (n->pf == PF_DELETABLE && v->caller_allowed &&
 	    !v->caller_allowed(v->fs)) {
