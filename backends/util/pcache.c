@@ -255,6 +255,17 @@ static struct pc_entry *pc_insert(struct pcache *pc, const char *path,
 		pc_forget(pc, old);
 		break;
 	}
+	if (cheap && ((pc->max_entries && pc->count + 1 > pc->max_entries) ||
+		      (pc->max_bytes && pc->bytes + e->cost > pc->max_bytes))) {
+		/* no room: a cheap entry is not stored (the cache's reference
+		 * becomes the caller's), so that the cheap entries stored
+		 * first stay instead of each being dropped before a walk
+		 * comes back to it */
+		if (++pc->inserts_since_sweep > 8192)
+			pc_sweep(pc, now);
+		pthread_mutex_unlock(&pc->lock);
+		return e;
+	}
 	e->next = pc->bucket[h % PC_BUCKETS];
 	pc->bucket[h % PC_BUCKETS] = e;
 	e->older = pc->newest[cheap];

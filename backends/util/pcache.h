@@ -78,7 +78,9 @@ struct pc_entry *pcache_lookup(struct pcache *pc, const char *path,
 struct pc_entry *pcache_insert(struct pcache *pc, const char *path, char *data,
 			       size_t len, int64_t mtime_s, uint64_t ver);
 /** pcache_insert for content rendered again from memory at little cost:
- * a cap drops such entries before any other. */
+ * a cap drops such entries before any other, and one is stored only while
+ * the caps leave room for it (else the reference is to an entry no cache
+ * holds). */
 struct pc_entry *pcache_insert_cheap(struct pcache *pc, const char *path,
 				     char *data, size_t len, int64_t mtime_s,
 				     uint64_t ver);
