@@ -26,10 +26,8 @@
  * connections were refused through the retries) makes every request of
  * the next deadline fail at once with that errno, unsent: a walk meets a
  * store that does not answer once, not once per call (README "Failure
- * modes").  Listed
- * names with
- * an empty, "." or ".." component or a control character are skipped with
- * a warning.
+ * modes").  Listed names with an empty, "." or ".." component or a
+ * control character are skipped with a warning.
  *
  * URLs are built canonical by s3_url (libcurl 7.88 signs them verbatim);
  * x-amz-content-sha256 is added here (UNSIGNED-PAYLOAD, or the body's
@@ -548,8 +546,8 @@ static bool s3_creds_refused(const struct http_resp *resp, bool head)
  * are additional "Name: value" headers (NULL-terminated, or NULL).  A
  * request refused with an expired token (or keys rotated away) is sent
  * once more with fresh credentials.  Within a deadline of a request that
- * found the store unreachable nothing is sent: its errno at once.  Returns what
- * http_perform() returned.
+ * found the store unreachable nothing is sent: its errno at once.
+ * Returns what http_perform() returned.
  */
 static int s3_do(struct s3_priv *sp, const char *method, const char *url,
 		 const char *const *extra, const void *body, size_t body_len,
