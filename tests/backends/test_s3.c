@@ -851,7 +851,7 @@ static void test_s3_refused_spares_next_calls(void **state)
 	assert_int_equal(be_stat(be, "f", &a), -ECONNREFUSED);
 	t0 = mono_ms();
 	assert_int_equal(be_read(be, "g", buf, sizeof(buf), 0), -ECONNREFUSED);
-	assert_true(mono_ms() - t0 < 20); /* no retries waited for */
+	assert_true(mono_ms() - t0 < 50); /* no retry backoff (75-150 ms) */
 	be_close(be);
 }
 
