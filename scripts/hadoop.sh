@@ -25,7 +25,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 V=${STFS_HADOOP_VERSION:-3.5.0}
 JAVA=${STFS_HADOOP_JAVA:-/usr/lib/jvm/java-17-openjdk-amd64/bin/java}
 B=$ROOT/build/hadoop/$V
-M2=$ROOT/build/m2
+. "$ROOT/scripts/javamod.sh"
 
 die() {
 	echo "hadoop.sh: $*" >&2
@@ -33,16 +33,8 @@ die() {
 }
 
 build() {
-	[ -s "$B/classpath.txt" ] && [ -s "$B/stfs-hadoop-1.jar" ] &&
-		[ "$B/stfs-hadoop-1.jar" -nt "$ROOT/tests/hadoop/src/main/java/stfs/hadoop/HdfsMain.java" ] &&
-		return 0
-	command -v mvn >/dev/null || die "mvn not found (apt-get install maven)"
-	mkdir -p "$B"
-	(cd "$ROOT/tests/hadoop" && mvn -B -q -Dmaven.repo.local="$M2" \
-		-Dhadoop.version="$V" package) >"$B/mvn.log" 2>&1 || {
-		tail -20 "$B/mvn.log" >&2
-		die "Maven could not build Hadoop $V (log: $B/mvn.log)"
-	}
+	mvn_build hadoop "$B" stfs-hadoop-1.jar src/main/java/stfs/hadoop/HdfsMain.java \
+		"Hadoop $V" -Dhadoop.version="$V"
 }
 
 # Hadoop 3.5.0 needs no --add-opens on Java 17 for this (MiniDFSCluster,
@@ -99,21 +91,7 @@ cmd() {
 	die "no answer to '$*'"
 }
 
-stop() {
-	local dir=$1 pid
-	pid=$(cat "$dir/hadoop.pid" 2>/dev/null) || return 0
-	kill -CONT "$pid" 2>/dev/null
-	kill "$pid" 2>/dev/null
-	for _ in $(seq 300); do
-		kill -0 "$pid" 2>/dev/null || {
-			rm -f "$dir/hadoop.pid" "$dir/ready"
-			return 0
-		}
-		sleep 0.1
-	done
-	kill -9 "$pid" 2>/dev/null
-	rm -f "$dir/hadoop.pid" "$dir/ready"
-}
+stop() { stop_pidfile "$1" hadoop; }
 
 cmd=$1
 shift
