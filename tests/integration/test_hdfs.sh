@@ -7,23 +7,15 @@
 # across a remount, rsync), paging with dfs.ls.limit 7, deletion by the
 # rules (release + rm -r, EPERM, EBUSY) checked in HDFS itself, and a
 # frozen (kill -STOP) namenode.  STFS_BIN overrides the binary under test.
-. "$(dirname "$0")/lib.sh"
-STFS=${STFS_BIN:-$STFS}
-
-need_hadoop
+. "$(dirname "$0")/hdfs_lib.sh"
 
 TMO=2000 # request deadline of every mount, ms
 HU=stfs  # the HDFS user everything is written and read as
-STATE=$T/state
-python3 "$ROOT/scripts/genstate.py" --out "$STATE" --jobs 10 --seed 3 \
-	>"$T/gen.log" 2>&1 || { cat "$T/gen.log"; exit 1; }
-NS=$STATE/checkpoint
-HNS=/seatunnel/checkpoint
+hdfs_state --jobs 10 --seed 3
 hdfs_py() { python3 "$ROOT/scripts/webhdfs.py" "$1" "http://127.0.0.1:$HP" "$HU" "${@:2}"; }
 # hdfs_files REL: "path size" of every file below $HNS/REL, asked HDFS itself
 hdfs_files() { hdfs_py files "$HNS/$1"; }
 
-H=$T/hdfs
 # a small listing limit, so that LISTSTATUS_BATCH really pages
 STFS_HDFS_LIST_LIMIT=7 start_hdfs "$H"
 HP=$(sed -n 's/^http=//p' "$H/ready")
@@ -34,26 +26,13 @@ check_eq "uploaded $nfiles files through WebHDFS" "$nfiles" "$(hdfs_py upload "$
 check_eq "HDFS holds the same files and sizes" \
 	"$(cd "$NS" && find . -type f -printf '%P %s\n' | sort)" "$(hdfs_files "")"
 
-start_sim "$STATE/scenario.json" a
-PORT=$SIM_PORT_a
-engine_jobs_tsv "$PORT" >"$T/engine.tsv"
-if ! choose_jobs "$NS" "$T/engine.tsv"; then
-	bad "the generated scenario has FAILED, FAILED/UNKNOWABLE, RUNNING and orphan jobs with storage"
-	finish
-	exit 1
-fi
+hdfs_engine
 sim_ctl "$PORT" POST /__sim/job "{\"jobId\":\"$PROT_ID\",\"jobStatus\":\"FAILED\"}" >/dev/null
 
-COMMON="engine=http://127.0.0.1:$PORT,imap=file://$STATE/imap/,timeout=$TMO,orphan_grace=10m"
-mount_stfs "$T/mloc" -o "checkpoint=file://$NS/,state_dir=$T/sd-loc,$COMMON" || {
-	finish
-	exit 1
-}
 # mount_hdfs MNT STATE_DIR [EXTRA_OPTS]: hdfs://<rpc address>, the HTTP port by option
 mount_hdfs() {
 	mount_stfs "$1" -o "checkpoint=hdfs://127.0.0.1:$RPC$HNS/,hdfs_http_port=$HP,hdfs_user=$HU,state_dir=$2,$COMMON${3:+,$3}"
 }
-listing() { (cd "$1/jobs" && find . -path '*checkpoints*' -type f -printf '%p %s\n' | sort); }
 tree() { (cd "$1/jobs" && find . -printf '%p %y\n' -path '*checkpoints*' -type f -printf '%p %s\n' | sort); }
 
 M=$T/hd
@@ -66,30 +45,8 @@ ok "hdfs:// mount (RPC address in the URI, HTTP port by hdfs_http_port)"
 MPID=$STFS_PID
 
 # -- the local suite's checks -------------------------------------------------
-check_eq "jobs/ is the union of storage and engine" "$WANT_JOBS" "$(ls "$M/jobs" | sort)"
-L1=$(listing "$T/mloc")
-L2=$(listing "$M")
-check "checkpoint files are listed ($(echo "$L1" | grep -c .))" test -n "$L1"
-check_eq "same checkpoint files and sizes as file://" "$L1" "$L2"
-errs=0
-while read -r p _; do
-	cmp -s "$T/mloc/jobs/$p" "$M/jobs/$p" || {
-		echo "    differs: $p"
-		errs=$((errs + 1))
-	}
-done <<<"$L1"
-check_eq "same bytes in every checkpoint file" 0 "$errs"
+hdfs_same_as_local "$M" hdfs_files
 check_eq "the same tree as file:// (every entry, types and sizes)" "$(tree "$T/mloc")" "$(tree "$M")"
-
-errs=0 n=0
-for id in $storage_ids; do
-	[ -n "$(find "$NS/$id" -mindepth 1 -type d -print -quit)" ] && continue
-	raw=$(hdfs_files "$id" | awk '{s+=$2} END {print s+0}')
-	mnt=$(du -sb --exclude=latest --exclude=status --exclude=info "$M/jobs/$id/pipelines" | cut -f1)
-	n=$((n + 1))
-	[ "$raw" == "$mnt" ] || { echo "    $id: raw $raw, mount $mnt"; errs=$((errs + 1)); }
-done
-check_eq "du -sb of pipelines/ equals the raw bytes in HDFS ($n jobs)" 0 "$errs"
 
 mkdir -p "$T/untar"
 (cd "$M/jobs" && tar -cf - --exclude=latest ./*/pipelines 2>"$T/tar.err") | tar -C "$T/untar" -xf -

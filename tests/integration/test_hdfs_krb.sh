@@ -8,17 +8,10 @@
 # cancelled, and found nowhere (log, .stfs/, argv, environment); a keytab
 # with a stale key, or without the principal, gets EACCES with one clear
 # log line and .stfs/health degraded.  STFS_BIN overrides the binary.
-. "$(dirname "$0")/lib.sh"
-STFS=${STFS_BIN:-$STFS}
-
-need_hadoop
+. "$(dirname "$0")/hdfs_lib.sh"
 
 TMO=3000
-STATE=$T/state
-gen_state "$STATE" --jobs 8 --seed 5
-NS=$STATE/checkpoint
-HNS=/seatunnel/checkpoint
-H=$T/hdfs
+hdfs_state --jobs 8 --seed 5
 # tokens renewed every 20 s and tickets of 15 s, so that a renewal and new
 # tickets from the keytab happen during the suite
 STFS_HDFS_TOKEN_RENEW_MS=20000 STFS_KRB_TICKET_S=15 start_hdfs "$H" krb
@@ -39,24 +32,11 @@ check_eq "WebHDFS without Kerberos is refused" 401 "$code"
 check_eq "HDFS holds the generated files and sizes" \
 	"$(cd "$NS" && find . -type f -printf '%P %s\n' | sort)" "$(hfiles "" | sort)"
 
-start_sim "$STATE/scenario.json" a
-PORT=$SIM_PORT_a
-engine_jobs_tsv "$PORT" >"$T/engine.tsv"
-if ! choose_jobs "$NS" "$T/engine.tsv"; then
-	bad "the generated scenario has FAILED, RUNNING and orphan jobs with storage"
-	finish
-	exit 1
-fi
-COMMON="engine=http://127.0.0.1:$PORT,imap=file://$STATE/imap/,timeout=$TMO,orphan_grace=10m"
-mount_stfs "$T/mloc" -o "checkpoint=file://$NS/,state_dir=$T/sd-loc,$COMMON" || {
-	finish
-	exit 1
-}
+hdfs_engine
 # mount_krb MNT STATE_DIR KEYTAB: webhdfs://localhost (the HTTP/localhost principal)
 mount_krb() {
 	mount_stfs "$1" -o "checkpoint=webhdfs://localhost:$HP$HNS/,kerberos_principal=$PRINC,kerberos_keytab=$3,state_dir=$2,log_level=debug,storage_ttl=1000,$COMMON"
 }
-listing() { (cd "$1/jobs" && find . -path '*checkpoints*' -type f -printf '%p %s\n' | sort); }
 
 M=$T/hk
 mount_krb "$M" "$T/sd-hk" "$KT" || {
@@ -66,22 +46,7 @@ mount_krb "$M" "$T/sd-hk" "$KT" || {
 }
 MPID=$STFS_PID
 LOG=$T/stfs-hk.log
-check_eq "jobs/ is the union of storage and engine" "$WANT_JOBS" "$(ls "$M/jobs" | sort)"
-L1=$(listing "$T/mloc")
-check "checkpoint files are listed ($(echo "$L1" | grep -c .))" test -n "$L1"
-check_eq "the same checkpoint files and sizes as file://" "$L1" "$(listing "$M")"
-errs=0
-while read -r p _; do cmp -s "$T/mloc/jobs/$p" "$M/jobs/$p" || errs=$((errs + 1)); done <<<"$L1"
-check_eq "the same bytes in every checkpoint file (OPEN through the datanode)" 0 "$errs"
-errs=0 n=0
-for id in $storage_ids; do
-	[ -n "$(find "$NS/$id" -mindepth 1 -type d -print -quit)" ] && continue
-	raw=$(hfiles "$id" | awk '{s+=$2} END {print s+0}')
-	mnt=$(du -sb --exclude=latest --exclude=status --exclude=info "$M/jobs/$id/pipelines" | cut -f1)
-	n=$((n + 1))
-	[ "$raw" == "$mnt" ] || { echo "    $id: raw $raw, mount $mnt"; errs=$((errs + 1)); }
-done
-check_eq "du -sb of pipelines/ equals the raw bytes in HDFS ($n jobs)" 0 "$errs"
+hdfs_same_as_local "$M" hfiles
 check "no HTTP 401 while authenticated" bash -c "! grep -q 'HTTP 401' '$LOG'"
 check ".stfs/config: kerberos, the principal, a delegation token held" \
 	grep -q "hdfs_auth = kerberos (principal $PRINC" "$M/.stfs/config"
