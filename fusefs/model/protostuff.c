@@ -91,29 +91,15 @@ static int tag_split(uint64_t t, uint32_t *field, int *wt)
 	return 0;
 }
 
-/*
- * Make the window hold the next min(need, end - pos) bytes.  Running past
- * `end` is -ENODATA; a source's error is its -errno, -EIO when the object
- * is shorter than its size.
- */
-static int rd_fill(struct rd *r, size_t need)
+/* Read the window at pos from the source: need (<= end - pos) bytes. */
+static int rd_refill(struct rd *r, size_t need)
 {
 	struct rd_src *s = r->src;
-	size_t want;
+	size_t want = s->cap;
 	ssize_t got;
 
-	if (r->pos >= r->end)
-		return -ENODATA;
-	if (need > r->end - r->pos)
-		need = (size_t)(r->end - r->pos);
-	if (r->pos >= r->base && r->pos - r->base < r->n &&
-	    r->n - (size_t)(r->pos - r->base) >= need)
-		return 0;
-	if (!s)
-		return -ENODATA;
 	if (need > s->cap)
 		return -EOVERFLOW; /* a body larger than the window */
-	want = s->cap;
 	if (want > s->size - r->pos)
 		want = (size_t)(s->size - r->pos);
 	got = s->read(s->cookie, s->buf, want, r->pos);
@@ -127,6 +113,26 @@ static int rd_fill(struct rd *r, size_t need)
 	r->base = r->pos;
 	r->n = (size_t)got;
 	return 0;
+}
+
+/*
+ * Make the window hold the next min(need, end - pos) bytes.  Running past
+ * `end` is -ENODATA; a source's error is its -errno, -EIO when the object
+ * is shorter than its size.  Inline: every byte read passes here, and the
+ * decoders over memory must not pay a call for a window they always hold.
+ */
+static inline int rd_fill(struct rd *r, size_t need)
+{
+	if (r->pos >= r->end)
+		return -ENODATA;
+	if (!r->src)
+		return 0; /* in memory: the window holds every byte to end */
+	if (need > r->end - r->pos)
+		need = (size_t)(r->end - r->pos);
+	if (r->pos >= r->base && r->pos - r->base < r->n &&
+	    r->n - (size_t)(r->pos - r->base) >= need)
+		return 0;
+	return rd_refill(r, need);
 }
 
 /* The window's bytes from the cursor up to end (after rd_fill). */
