@@ -43,22 +43,23 @@ class SoakProof(unittest.TestCase):
         self.assertRegex(out, r"ok   no call lost, no read differs", out)
         self.assertRegex(out, r"soak: [1-9][0-9]* passed, 0 failed", out)
 
-    def test_a_lost_call_fails_the_soak(self):
-        rc, out = soak("lost")
+    def fails_on(self, inject, want, line):
+        """SOAK_INJECT=inject: a non-zero exit, (lost, mismatched) == want,
+        the verdict names the injected call, and only its check fails."""
+        rc, out = soak(inject)
         self.assertNotEqual(rc, 0, out)
-        self.assertEqual(counts(out), (1, 0), out)
-        self.assertRegex(out, r"LOST \d+ \d+ loc inject-lost [1-9]", out)
+        self.assertEqual(counts(out), want, out)
+        self.assertRegex(out, line, out)
         self.assertIn("FAIL no call lost, no read differs", out)
         self.assertRegex(out, r"soak: \d+ passed, 1 failed", out)
 
+    def test_a_lost_call_fails_the_soak(self):
+        self.fails_on("lost", (1, 0), r"LOST \d+ \d+ loc inject-lost [1-9]")
+
     def test_a_mismatched_read_fails_the_soak(self):
-        rc, out = soak("mismatch")
-        self.assertNotEqual(rc, 0, out)
         # the read itself worked: a mismatch, not a lost call
-        self.assertEqual(counts(out), (0, 1), out)
-        self.assertRegex(out, r"MISMATCH \S+/mloc \S+/inject/\d+/\S+\.ser", out)
-        self.assertIn("FAIL no call lost, no read differs", out)
-        self.assertRegex(out, r"soak: \d+ passed, 1 failed", out)
+        self.fails_on("mismatch", (0, 1),
+                      r"MISMATCH \S+/mloc \S+/inject/\d+/\S+\.ser")
 
     def test_an_unknown_injection_is_refused(self):
         rc, out = soak("typo")
