@@ -69,18 +69,8 @@ start() {
 		stfs.engine.EngineMain "$dir" "$cluster" $port >>"$dir/engine.log" 2>&1 &
 	local pid=$!
 	echo "$pid" >"$dir/engine.pid"
-	for _ in $(seq 600); do
-		[ -s "$dir/ready" ] && {
-			sed -n 's/^port=//p' "$dir/ready" >"$dir/port"
-			cat "$dir/ready"
-			return 0
-		}
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.2
-	done
-	kill "$pid" 2>/dev/null
-	tail -20 "$dir/engine.log" >&2
-	die "the engine did not start (log: $dir/engine.log)"
+	wait_ready "$dir" "$pid" 600 "$dir/engine.log" "the engine" || exit 1
+	sed -n 's/^port=//p' "$dir/ready" >"$dir/port"
 }
 
 stop() { stop_pidfile "$1" engine; }

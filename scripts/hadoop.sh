@@ -58,17 +58,7 @@ start() {
 		stfs.hadoop.HdfsMain "$dir" "$mode" >>"$dir/hadoop.log" 2>&1 &
 	local pid=$!
 	echo "$pid" >"$dir/hadoop.pid"
-	for _ in $(seq 900); do
-		[ -s "$dir/ready" ] && {
-			cat "$dir/ready"
-			return 0
-		}
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.2
-	done
-	kill "$pid" 2>/dev/null
-	tail -20 "$dir/hadoop.log" >&2
-	die "HDFS did not start (log: $dir/hadoop.log)"
+	wait_ready "$dir" "$pid" 900 "$dir/hadoop.log" HDFS
 }
 
 port() {

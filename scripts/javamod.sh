@@ -39,3 +39,21 @@ stop_pidfile() {
 	kill -9 "$pid" 2>/dev/null
 	rm -f "$pidf" "$dir/ready"
 }
+
+# wait_ready DIR PID TRIES LOG WHAT: up to TRIES x 0.2 s for DIR/ready (the
+# module writes it once it serves), printed; when PID ends first or the
+# time is up: PID is killed, LOG's last 20 lines and "WHAT did not start".
+wait_ready() {
+	local dir=$1 pid=$2
+	for _ in $(seq "$3"); do
+		[ -s "$dir/ready" ] && {
+			cat "$dir/ready"
+			return 0
+		}
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.2
+	done
+	kill "$pid" 2>/dev/null
+	tail -20 "$4" >&2
+	die "$5 did not start (log: $4)"
+}
