@@ -6,7 +6,9 @@
 #   hadoop.sh start DIR [plain|ha|krb]  start a cluster on DIR; prints DIR/ready
 #                                   (rpc=, http=, nnN_rpc=, nnN_http=, dn_http=, pid=;
 #                                   krb: a MiniKdc too (STFS_KRB_TICKET_S: ticket
-#                                   lifetime), and krb5conf=, principal=,
+#                                   lifetime, the cluster's own tickets too: it
+#                                   gets new ones from its keytab before each
+#                                   command), and krb5conf=, principal=,
 #                                   keytab=, wrong_keytab=, other_keytab=)
 #   hadoop.sh put DIR LOCALDIR HDFSDIR   copy a local tree into HDFS (as user stfs)
 #   hadoop.sh files DIR HDFSDIR     "relpath size" of every file below HDFSDIR,
