@@ -25,8 +25,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 V=${STFS_ENGINE_VERSION:-2.3.8}
 JAVA=${STFS_ENGINE_JAVA:-/usr/lib/jvm/java-17-openjdk-amd64/bin/java}
 B=$ROOT/build/engine/$V
-M2=$ROOT/build/m2
 CURL=(curl -sS -m 10)
+. "$ROOT/scripts/javamod.sh"
 
 die() {
 	echo "engine.sh: $*" >&2
@@ -34,20 +34,11 @@ die() {
 }
 
 build() {
-	[ -s "$B/classpath.txt" ] && [ -s "$B/stfs-engine-1.jar" ] &&
-		[ "$B/stfs-engine-1.jar" -nt "$ROOT/tests/engine/src/main/java/stfs/engine/EngineMain.java" ] &&
-		return 0
-	command -v mvn >/dev/null || die "mvn not found (apt-get install maven)"
-	mkdir -p "$B"
 	# Hadoop's shaded jar is served up to 2.3.9; newer servers take that one
 	local hv=$V
 	case $V in 2.3.1[0-9]) hv=2.3.9 ;; esac
-	(cd "$ROOT/tests/engine" && mvn -B -q -Dmaven.repo.local="$M2" \
-		-Dseatunnel.version="$V" -Dhadoop.uber.version="$hv" package) \
-		>"$B/mvn.log" 2>&1 || {
-		tail -20 "$B/mvn.log" >&2
-		die "Maven could not build the engine $V (log: $B/mvn.log)"
-	}
+	mvn_build engine "$B" stfs-engine-1.jar src/main/java/stfs/engine/EngineMain.java \
+		"the engine $V" -Dseatunnel.version="$V" -Dhadoop.uber.version="$hv"
 }
 
 # Hazelcast's documented --add-opens set for Java 9+, plus java.util
@@ -78,34 +69,11 @@ start() {
 		stfs.engine.EngineMain "$dir" "$cluster" $port >>"$dir/engine.log" 2>&1 &
 	local pid=$!
 	echo "$pid" >"$dir/engine.pid"
-	for _ in $(seq 600); do
-		[ -s "$dir/ready" ] && {
-			sed -n 's/^port=//p' "$dir/ready" >"$dir/port"
-			cat "$dir/ready"
-			return 0
-		}
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.2
-	done
-	kill "$pid" 2>/dev/null
-	tail -20 "$dir/engine.log" >&2
-	die "the engine did not start (log: $dir/engine.log)"
+	wait_ready "$dir" "$pid" 600 "$dir/engine.log" "the engine" || exit 1
+	sed -n 's/^port=//p' "$dir/ready" >"$dir/port"
 }
 
-stop() {
-	local dir=$1 pid
-	pid=$(cat "$dir/engine.pid" 2>/dev/null) || return 0
-	kill "$pid" 2>/dev/null
-	for _ in $(seq 300); do
-		kill -0 "$pid" 2>/dev/null || {
-			rm -f "$dir/engine.pid" "$dir/ready"
-			return 0
-		}
-		sleep 0.1
-	done
-	kill -9 "$pid" 2>/dev/null
-	rm -f "$dir/engine.pid" "$dir/ready"
-}
+stop() { stop_pidfile "$1" engine; }
 
 rest() {
 	sed -n 's/^rest=//p' "$1/ready" | grep . || die "no engine running on $1"

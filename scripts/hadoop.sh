@@ -6,7 +6,9 @@
 #   hadoop.sh start DIR [plain|ha|krb|tls]  start a cluster on DIR; prints DIR/ready
 #                                   (rpc=, http=, nnN_rpc=, nnN_http=, dn_http=, pid=;
 #                                   krb: a MiniKdc too (STFS_KRB_TICKET_S: ticket
-#                                   lifetime), and krb5conf=, principal=,
+#                                   lifetime, the cluster's own tickets too: it
+#                                   gets new ones from its keytab before each
+#                                   command), and krb5conf=, principal=,
 #                                   keytab=, wrong_keytab=, other_keytab=;
 #                                   tls: HTTPS only, on the PKCS12 keystore
 #                                   STFS_HDFS_KEYSTORE (password STFS_HDFS_KEYSTORE_PASS),
@@ -28,7 +30,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 V=${STFS_HADOOP_VERSION:-3.5.0}
 JAVA=${STFS_HADOOP_JAVA:-/usr/lib/jvm/java-17-openjdk-amd64/bin/java}
 B=$ROOT/build/hadoop/$V
-M2=$ROOT/build/m2
+. "$ROOT/scripts/javamod.sh"
 
 die() {
 	echo "hadoop.sh: $*" >&2
@@ -36,16 +38,8 @@ die() {
 }
 
 build() {
-	[ -s "$B/classpath.txt" ] && [ -s "$B/stfs-hadoop-1.jar" ] &&
-		[ "$B/stfs-hadoop-1.jar" -nt "$ROOT/tests/hadoop/src/main/java/stfs/hadoop/HdfsMain.java" ] &&
-		return 0
-	command -v mvn >/dev/null || die "mvn not found (apt-get install maven)"
-	mkdir -p "$B"
-	(cd "$ROOT/tests/hadoop" && mvn -B -q -Dmaven.repo.local="$M2" \
-		-Dhadoop.version="$V" package) >"$B/mvn.log" 2>&1 || {
-		tail -20 "$B/mvn.log" >&2
-		die "Maven could not build Hadoop $V (log: $B/mvn.log)"
-	}
+	mvn_build hadoop "$B" stfs-hadoop-1.jar src/main/java/stfs/hadoop/HdfsMain.java \
+		"Hadoop $V" -Dhadoop.version="$V"
 }
 
 # Hadoop 3.5.0 needs no --add-opens on Java 17 for this (MiniDFSCluster,
@@ -72,17 +66,7 @@ start() {
 		-cp "$cp" stfs.hadoop.HdfsMain "$dir" "$mode" >>"$dir/hadoop.log" 2>&1 &
 	local pid=$!
 	echo "$pid" >"$dir/hadoop.pid"
-	for _ in $(seq 900); do
-		[ -s "$dir/ready" ] && {
-			cat "$dir/ready"
-			return 0
-		}
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.2
-	done
-	kill "$pid" 2>/dev/null
-	tail -20 "$dir/hadoop.log" >&2
-	die "HDFS did not start (log: $dir/hadoop.log)"
+	wait_ready "$dir" "$pid" 900 "$dir/hadoop.log" HDFS
 }
 
 port() {
@@ -105,21 +89,7 @@ cmd() {
 	die "no answer to '$*'"
 }
 
-stop() {
-	local dir=$1 pid
-	pid=$(cat "$dir/hadoop.pid" 2>/dev/null) || return 0
-	kill -CONT "$pid" 2>/dev/null
-	kill "$pid" 2>/dev/null
-	for _ in $(seq 300); do
-		kill -0 "$pid" 2>/dev/null || {
-			rm -f "$dir/hadoop.pid" "$dir/ready"
-			return 0
-		}
-		sleep 0.1
-	done
-	kill -9 "$pid" 2>/dev/null
-	rm -f "$dir/hadoop.pid" "$dir/ready"
-}
+stop() { stop_pidfile "$1" hadoop; }
 
 cmd=$1
 shift

@@ -2,9 +2,10 @@
  * protostuff — bounded decoders for SeaTunnel's protostuff 1.8.0 bytes.
  *
  * Ground truth: tests/fixtures/protostuff/README.md.  Everything here reads
- * through `struct rd`, a cursor that never goes past its end: running out of
- * bytes is -ENODATA inside this file (so the head decoder can tell "need more
- * bytes" from garbage) and becomes -EPROTO (or -EAGAIN) at the API.
+ * through `struct rd`, one cursor over bytes in memory or over an object
+ * read in windows, that never goes past its end: running out of bytes is
+ * -ENODATA inside this file (so the head decoder can tell "need more bytes"
+ * from garbage) and becomes -EPROTO (or -EAGAIN) at the API.
  */
 #include "model/protostuff.h"
 
@@ -27,21 +28,41 @@ enum {
 #define PSTUFF_MAX_ELEMS 65536 /* slots of one list/array in the JSON view */
 #define WAL_HEADER_LEN	 12
 
+/*
+ * The one cursor every decoder here reads through.  The window p holds
+ * bytes [base, base + n) of the object; pos is the cursor and end bounds
+ * the current message (object offsets both: the states of a PipelineState
+ * end before the object does).  Over bytes in memory the window is all of
+ * them (rd_mem: no source).  With a window source (the `info` summary) the
+ * window is refilled through the source's callback only when the cursor
+ * reaches bytes it does not hold, and a body the decoder does not need (a
+ * state byte[]) is stepped over, not read.
+ */
+struct rd_src {
+	pstuff_read_fn read;
+	void *cookie;
+	uint64_t size; /* of the object */
+	uint8_t *buf;  /* the window's storage */
+	size_t cap;
+	uint64_t reads, read_bytes; /* read calls made, bytes they returned */
+};
+
 struct rd {
 	const uint8_t *p;
 	size_t n;
-	size_t pos;
+	uint64_t base;
+	uint64_t pos, end;
+	struct rd_src *src; /* NULL: p holds every byte up to end */
 };
 
-static size_t rd_left(const struct rd *r)
+static struct rd rd_mem(const uint8_t *p, size_t n)
 {
-	return r->n - r->pos;
+	return (struct rd){.p = p, .n = n, .end = n};
 }
 
 /*
  * A varint of at most 10 bytes from p[0..n): *used bytes; bits past 64 are
- * dropped as Java does.  -ENODATA when p ends first.  Shared by both
- * cursors (struct rd here, struct srd for the windowed summary).
+ * dropped as Java does.  -ENODATA when p ends first.
  */
 static int varint_dec(const uint8_t *p, size_t n, uint64_t *v, size_t *used)
 {
@@ -70,13 +91,91 @@ static int tag_split(uint64_t t, uint32_t *field, int *wt)
 	return 0;
 }
 
+/* Read the window at pos from the source: need (<= end - pos) bytes. */
+static int rd_refill(struct rd *r, size_t need)
+{
+	struct rd_src *s = r->src;
+	size_t want = s->cap;
+	ssize_t got;
+
+	if (need > s->cap)
+		return -EOVERFLOW; /* a body larger than the window */
+	if (want > s->size - r->pos)
+		want = (size_t)(s->size - r->pos);
+	got = s->read(s->cookie, s->buf, want, r->pos);
+	s->reads++;
+	if (got < 0)
+		return got == -ENODATA ? -EIO : (int)got;
+	if ((size_t)got < need || (size_t)got > want)
+		return -EIO; /* shorter than its size */
+	s->read_bytes += (uint64_t)got;
+	r->p = s->buf;
+	r->base = r->pos;
+	r->n = (size_t)got;
+	return 0;
+}
+
+/*
+ * Make the window hold the next min(need, end - pos) bytes.  Running past
+ * `end` is -ENODATA; a source's error is its -errno, -EIO when the object
+ * is shorter than its size.  Inline: every byte read passes here, and the
+ * decoders over memory must not pay a call for a window they always hold.
+ */
+static inline int rd_fill(struct rd *r, size_t need)
+{
+	if (r->pos >= r->end)
+		return -ENODATA;
+	if (!r->src)
+		return 0; /* in memory: the window holds every byte to end */
+	if (need > r->end - r->pos)
+		need = (size_t)(r->end - r->pos);
+	if (r->pos >= r->base && r->pos - r->base < r->n &&
+	    r->n - (size_t)(r->pos - r->base) >= need)
+		return 0;
+	return rd_refill(r, need);
+}
+
+/* The window's bytes from the cursor up to end (after rd_fill). */
+static const uint8_t *rd_here(const struct rd *r, size_t *avail)
+{
+	size_t off = (size_t)(r->pos - r->base);
+
+	*avail = r->n - off;
+	if (*avail > r->end - r->pos)
+		*avail = (size_t)(r->end - r->pos);
+	return r->p + off;
+}
+
+static int rd_byte(struct rd *r, uint8_t *b)
+{
+	size_t avail;
+	int rc = rd_fill(r, 1);
+
+	if (rc)
+		return rc;
+	*b = *rd_here(r, &avail);
+	r->pos++;
+	return 0;
+}
+
 static int rd_varint(struct rd *r, uint64_t *v)
 {
-	size_t used = 0;
-	int rc = varint_dec(r->p + r->pos, r->n - r->pos, v, &used);
+	size_t avail, used = 0;
+	const uint8_t *p;
+	int rc = rd_fill(r, 10);
 
+	if (rc)
+		return rc;
+	p = rd_here(r, &avail);
+	rc = varint_dec(p, avail, v, &used);
 	r->pos += used;
 	return rc;
+}
+
+/* A varint field's value; -EPROTO for another wire type. */
+static int rd_getvar(struct rd *r, int wt, uint64_t *v)
+{
+	return wt == WT_VARINT ? rd_varint(r, v) : -EPROTO;
 }
 
 static int rd_tag(struct rd *r, uint32_t *field, int *wt)
@@ -90,30 +189,65 @@ static int rd_tag(struct rd *r, uint32_t *field, int *wt)
 	return rc ? rc : tag_split(t, field, wt);
 }
 
-/* A length-delimited body: *b points into the input. */
-static int rd_bytes(struct rd *r, const uint8_t **b, size_t *len)
+/* Step over k bytes, unread. */
+static int rd_step(struct rd *r, uint64_t k)
 {
-	uint64_t l;
-	int rc = rd_varint(r, &l);
-
-	if (rc)
-		return rc;
-	if (l > INT32_MAX)
-		return -EPROTO; /* protostuff lengths are int32 */
-	if (l > rd_left(r))
-		return -ENODATA;
-	*b = r->p + r->pos;
-	*len = (size_t)l;
-	r->pos += (size_t)l;
-	return 0;
-}
-
-static int rd_fixed(struct rd *r, size_t k)
-{
-	if (rd_left(r) < k)
+	if (k > r->end - r->pos)
 		return -ENODATA;
 	r->pos += k;
 	return 0;
+}
+
+/* The length of a length-delimited body; the cursor stays before it. */
+static int rd_len(struct rd *r, uint64_t *l)
+{
+	int rc = rd_varint(r, l);
+
+	if (rc)
+		return rc;
+	if (*l > INT32_MAX)
+		return -EPROTO; /* protostuff lengths are int32 */
+	return *l > r->end - r->pos ? -ENODATA : 0;
+}
+
+/* A length-delimited body: *b points into the window (which holds it). */
+static int rd_bytes(struct rd *r, const uint8_t **b, size_t *len)
+{
+	size_t avail;
+	uint64_t l;
+	int rc = rd_len(r, &l);
+
+	if (!rc && l)
+		rc = rd_fill(r, (size_t)l);
+	if (rc)
+		return rc;
+	*b = l ? rd_here(r, &avail) : r->p;
+	*len = (size_t)l;
+	r->pos += l;
+	return 0;
+}
+
+/* Copy a length-delimited body of `l` bytes: at most cap-1 kept, NUL-ended
+ * (a NUL byte ends the copy), the rest stepped over. */
+static int rd_copy_str(struct rd *r, uint64_t l, char *dst, size_t cap)
+{
+	size_t o = 0;
+	bool ended = false;
+	uint8_t b;
+	int rc;
+
+	while (l && o + 1 < cap) {
+		rc = rd_byte(r, &b);
+		if (rc)
+			return rc;
+		l--;
+		if (!b)
+			ended = true;
+		if (!ended)
+			dst[o++] = (char)b;
+	}
+	dst[o] = '\0';
+	return rd_step(r, l);
 }
 
 static int rd_skip(struct rd *r, uint32_t field, int wt, int depth);
@@ -121,8 +255,8 @@ static int rd_skip(struct rd *r, uint32_t field, int wt, int depth);
 /* Skip the rest of a group opened by START_GROUP(field). */
 static int rd_skip_group(struct rd *r, uint32_t field, int depth)
 {
-	uint32_t f;
-	int wt, rc;
+	uint32_t f = 0;
+	int wt = 0, rc;
 
 	if (depth >= PSTUFF_MAX_DEPTH)
 		return -EOVERFLOW;
@@ -140,44 +274,41 @@ static int rd_skip_group(struct rd *r, uint32_t field, int depth)
 
 static int rd_skip(struct rd *r, uint32_t field, int wt, int depth)
 {
-	const uint8_t *b;
 	uint64_t v = 0;
-	size_t l;
+	int rc;
 
 	switch (wt) {
 	case WT_VARINT:
 		return rd_varint(r, &v);
 	case WT_I64:
-		return rd_fixed(r, 8);
+		return rd_step(r, 8);
 	case WT_LEN:
-		return rd_bytes(r, &b, &l);
+		rc = rd_len(r, &v);
+		return rc ? rc : rd_step(r, v);
 	case WT_SGROUP:
 		return rd_skip_group(r, field, depth);
 	case WT_I32:
-		return rd_fixed(r, 4);
+		return rd_step(r, 4);
 	default:
 		return -EPROTO; /* a stray END_GROUP */
 	}
 }
 
 /*
- * Next field of a message that ends with END_GROUP(endf), or at the end of
- * the bytes when endf is 0.  1: a field is in *f and *wt; 0: ended.
+ * Next field of a message that ends with END_GROUP(endf), or at `end` when
+ * endf is 0.  1: a field is in *f and *wt; 0: ended.
  */
 static int rd_next(struct rd *r, uint32_t endf, uint32_t *f, int *wt)
 {
 	int rc;
 
-	if (!endf && r->pos == r->n)
+	if (!endf && r->pos == r->end)
 		return 0;
 	rc = rd_tag(r, f, wt);
 	if (rc)
 		return rc;
-	if (*wt == WT_EGROUP) {
-		if (!endf || *f != endf)
-			return -EPROTO;
-		return 0;
-	}
+	if (*wt == WT_EGROUP)
+		return endf && *f == endf ? 0 : -EPROTO;
 	return 1;
 }
 
@@ -280,9 +411,7 @@ static int decode_cc(struct rd *r, struct pstuff_ckpt *out, bool head,
 		if (head && f >= 7)
 			return 1;
 		if (f <= 6 || f == 9) {
-			if (wt != WT_VARINT)
-				return -EPROTO;
-			rc = rd_varint(r, &v);
+			rc = rd_getvar(r, wt, &v);
 			if (rc)
 				return rc;
 		}
@@ -331,31 +460,24 @@ static int decode_cc(struct rd *r, struct pstuff_ckpt *out, bool head,
 static int decode_ps_head(struct rd *r, struct pstuff_ckpt *out,
 			  size_t *states_at, bool *has4)
 {
-	const uint8_t *b;
 	uint32_t f;
-	uint64_t v = 0;
-	size_t l;
+	uint64_t v = 0, l;
 	int wt, rc;
 
 	*has4 = false;
 	while ((rc = rd_next(r, 0, &f, &wt)) == 1) {
 		switch (f) {
 		case 1:
-			if (wt != WT_LEN)
-				return -EPROTO;
-			rc = rd_bytes(r, &b, &l);
+			rc = wt == WT_LEN ? rd_len(r, &l) : -EPROTO;
+			if (!rc)
+				rc = rd_copy_str(r, l, out->job_id,
+						 sizeof(out->job_id));
 			if (rc)
 				return rc;
-			if (l >= sizeof(out->job_id))
-				l = sizeof(out->job_id) - 1;
-			memcpy(out->job_id, b, l);
-			out->job_id[l] = '\0';
 			break;
 		case 2:
 		case 3:
-			if (wt != WT_VARINT)
-				return -EPROTO;
-			rc = rd_varint(r, &v);
+			rc = rd_getvar(r, wt, &v);
 			if (rc)
 				return rc;
 			if (f == 2)
@@ -372,7 +494,7 @@ static int decode_ps_head(struct rd *r, struct pstuff_ckpt *out,
 			if (v > INT32_MAX)
 				return -EPROTO;
 			out->states_len = v;
-			*states_at = r->pos;
+			*states_at = (size_t)r->pos;
 			*has4 = true;
 			return 0;
 		default:
@@ -386,7 +508,7 @@ static int decode_ps_head(struct rd *r, struct pstuff_ckpt *out,
 
 int pstuff_decode_ckpt(const uint8_t *p, size_t n, struct pstuff_ckpt *out)
 {
-	struct rd r = {.p = p, .n = n};
+	struct rd r = rd_mem(p, n);
 	size_t at = 0;
 	bool has4, seen5 = false, seen = false;
 	int rc;
@@ -400,7 +522,7 @@ int pstuff_decode_ckpt(const uint8_t *p, size_t n, struct pstuff_ckpt *out)
 
 		if (out->states_len > n - at)
 			return -EPROTO;
-		s = (struct rd){.p = p + at, .n = (size_t)out->states_len};
+		s = rd_mem(p + at, (size_t)out->states_len);
 		r.pos = at + (size_t)out->states_len;
 		out->table = 1;
 		out->n_actions = 0;
@@ -435,7 +557,7 @@ int pstuff_decode_ckpt_head(const uint8_t *head, size_t head_len,
 			    const uint8_t tail[2], uint64_t total,
 			    struct pstuff_ckpt *out)
 {
-	struct rd r = {.p = head, .n = head_len};
+	struct rd r = rd_mem(head, head_len);
 	struct rd s;
 	size_t at = 0, end;
 	bool has4, seen5 = false;
@@ -455,7 +577,7 @@ int pstuff_decode_ckpt_head(const uint8_t *head, size_t head_len,
 		return -EPROTO;
 	if (out->states_len <= head_len - at) {
 		/* the whole state is in the head */
-		s = (struct rd){.p = head + at, .n = (size_t)out->states_len};
+		s = rd_mem(head + at, (size_t)out->states_len);
 		out->table = 1;
 		rc = decode_cc(&s, out, false, &seen5);
 		if (rc)
@@ -465,7 +587,7 @@ int pstuff_decode_ckpt_head(const uint8_t *head, size_t head_len,
 		return 0;
 	}
 	end = head_len;
-	s = (struct rd){.p = head + at, .n = end - at};
+	s = rd_mem(head + at, end - at);
 	rc = decode_cc(&s, out, true, &seen5);
 	if (rc == -ENODATA || rc == 0) {
 		/* the head ended inside the state */
@@ -615,17 +737,10 @@ static json_t *jarray_at(json_t *obj, const char *k)
 typedef int (*msg_fn)(struct jctx *c, struct rd *r, uint32_t endf, int depth,
 		      json_t **out);
 
-static int get_varint(struct rd *r, int wt, uint64_t *v)
-{
-	if (wt != WT_VARINT)
-		return -EPROTO;
-	return rd_varint(r, v);
-}
-
 static int set_int32(json_t *o, const char *k, struct rd *r, int wt)
 {
 	uint64_t v = 0;
-	int rc = get_varint(r, wt, &v);
+	int rc = rd_getvar(r, wt, &v);
 
 	if (rc)
 		return rc;
@@ -635,7 +750,7 @@ static int set_int32(json_t *o, const char *k, struct rd *r, int wt)
 static int set_int64(json_t *o, const char *k, struct rd *r, int wt)
 {
 	uint64_t v = 0;
-	int rc = get_varint(r, wt, &v);
+	int rc = rd_getvar(r, wt, &v);
 
 	if (rc)
 		return rc;
@@ -744,7 +859,7 @@ static int field_list(struct jctx *c, struct rd *r, json_t *o, const char *k,
 		if (ef == 1) {
 			rc = list_elem(c, r, arr, 1, ewt, depth + 2, fn);
 		} else if (ef == 2) {
-			rc = get_varint(r, ewt, &nulls);
+			rc = rd_getvar(r, ewt, &nulls);
 			if (!rc)
 				rc = jnulls(c, arr, nulls);
 		} else {
@@ -773,7 +888,7 @@ static int field_bool_array(struct jctx *c, struct rd *r, json_t *o,
 		return -ENOMEM;
 	while ((rc = rd_next(r, f, &ef, &ewt)) == 1) {
 		if (ef >= 1 && ef <= 3) {
-			rc = get_varint(r, ewt, &v);
+			rc = rd_getvar(r, ewt, &v);
 			if (rc)
 				break;
 		}
@@ -938,7 +1053,7 @@ static int msg_subtask_stats(struct jctx *c, struct rd *r, uint32_t endf,
 			rc = set_int64(o, "stateSize", r, wt);
 			break;
 		case 4:
-			rc = get_varint(r, wt, &v);
+			rc = rd_getvar(r, wt, &v);
 			if (rc)
 				break;
 			ord = (int32_t)(uint32_t)v;
@@ -1040,7 +1155,7 @@ static int field_map(struct jctx *c, struct rd *r, json_t *o, const char *k,
 				if (!rc)
 					rc = jset(e, "key", v);
 			} else if (kf == 1) {
-				rc = get_varint(r, kwt, &n);
+				rc = rd_getvar(r, kwt, &n);
 				if (!rc)
 					rc = jset(e, "key",
 						  json_integer((json_int_t)n));
@@ -1090,7 +1205,7 @@ static int cc_to_json(struct jctx *c, struct rd *r, json_t **out)
 			rc = set_int64(o, "triggerTimestamp", r, wt);
 			break;
 		case 5:
-			rc = get_varint(r, wt, &v);
+			rc = rd_getvar(r, wt, &v);
 			if (rc)
 				break;
 			ordinal = (int32_t)(uint32_t)v;
@@ -1109,7 +1224,7 @@ static int cc_to_json(struct jctx *c, struct rd *r, json_t **out)
 				       NULL, msg_task_stats);
 			break;
 		case 9:
-			rc = get_varint(r, wt, &v);
+			rc = rd_getvar(r, wt, &v);
 			if (!rc)
 				rc = jset(o, "isRestored", json_boolean(v));
 			table = 2;
@@ -1132,7 +1247,7 @@ static int cc_to_json(struct jctx *c, struct rd *r, json_t **out)
 
 static int ps_to_json(struct jctx *c, const uint8_t *p, size_t n, json_t **out)
 {
-	struct rd r = {.p = p, .n = n}, s;
+	struct rd r = rd_mem(p, n), s;
 	json_t *o = json_object(), *st;
 	const uint8_t *b;
 	uint32_t f;
@@ -1158,7 +1273,7 @@ static int ps_to_json(struct jctx *c, const uint8_t *p, size_t n, json_t **out)
 			rc = wt == WT_LEN ? rd_bytes(&r, &b, &l) : -EPROTO;
 			if (rc)
 				break;
-			s = (struct rd){.p = b, .n = l};
+			s = rd_mem(b, l);
 			st = NULL;
 			rc = cc_to_json(c, &s, &st);
 			if (!rc)
@@ -1208,214 +1323,31 @@ int pstuff_ckpt_to_json(const uint8_t *p, size_t n, struct buf *out)
 
 /* ---- full summary, read in windows */
 
-/*
- * A cursor over an object read through a callback in windows: bytes are
- * asked for only when the cursor reaches them, and a length-delimited body
- * the summary does not need (a state byte[]) is stepped over, not read.
- * `end` bounds the current message (the states of a PipelineState);
- * running past it is -ENODATA, as for struct rd.
- */
-struct srd {
-	pstuff_read_fn rd;
-	void *cookie;
-	uint64_t size; /* of the object */
-	uint8_t *win;
-	size_t cap;
-	uint64_t wbase; /* object offset of win[0] */
-	size_t wlen;
-	uint64_t pos, end;
+/* What one pass of the summary reads into, in which list mode. */
+struct sctx {
 	enum list_mode mode;
 	struct pstuff_summary *out;
 };
 
-/* Make the window hold the next min(need, end - pos) bytes (need <= 64). */
-static int s_fill(struct srd *s, size_t need)
-{
-	size_t want = s->cap;
-	ssize_t n;
-
-	if (s->pos >= s->end)
-		return -ENODATA;
-	if (need > s->end - s->pos)
-		need = (size_t)(s->end - s->pos);
-	if (s->pos >= s->wbase && s->pos - s->wbase < s->wlen &&
-	    s->wlen - (s->pos - s->wbase) >= need)
-		return 0;
-	if (want > s->size - s->pos)
-		want = (size_t)(s->size - s->pos);
-	n = s->rd(s->cookie, s->win, want, s->pos);
-	s->out->reads++;
-	if (n < 0)
-		return n == -ENODATA ? -EIO : (int)n;
-	if ((size_t)n < need || (size_t)n > want)
-		return -EIO; /* shorter than its size */
-	s->out->read_bytes += (uint64_t)n;
-	s->wbase = s->pos;
-	s->wlen = (size_t)n;
-	return 0;
-}
-
-static int s_byte(struct srd *s, uint8_t *b)
-{
-	int rc = s_fill(s, 1);
-
-	if (rc)
-		return rc;
-	*b = s->win[s->pos - s->wbase];
-	s->pos++;
-	return 0;
-}
-
-static int s_varint(struct srd *s, uint64_t *v)
-{
-	size_t off, used = 0;
-	int rc = s_fill(s, 10);
-
-	if (rc)
-		return rc;
-	off = (size_t)(s->pos - s->wbase);
-	rc = varint_dec(s->win + off, s->wlen - off, v, &used);
-	s->pos += used;
-	return rc;
-}
-
-static int s_tag(struct srd *s, uint32_t *field, int *wt)
-{
-	uint64_t t;
-	int rc;
-
-	*field = 0; /* set on every path (callers loop on the result) */
-	*wt = 0;
-	rc = s_varint(s, &t);
-	return rc ? rc : tag_split(t, field, wt);
-}
-
-static int s_step(struct srd *s, uint64_t k)
-{
-	if (k > s->end - s->pos)
-		return -ENODATA;
-	s->pos += k;
-	return 0;
-}
-
-/* The length of a length-delimited body; the cursor stays before it. */
-static int s_len(struct srd *s, uint64_t *l)
-{
-	int rc = s_varint(s, l);
-
-	if (rc)
-		return rc;
-	if (*l > INT32_MAX)
-		return -EPROTO;
-	return *l > s->end - s->pos ? -ENODATA : 0;
-}
-
-/* Copy a length-delimited body of `l` bytes: at most cap-1 kept, NUL-ended
- * (a NUL byte ends the copy), the rest stepped over. */
-static int s_copy_str(struct srd *s, uint64_t l, char *dst, size_t cap)
-{
-	size_t o = 0;
-	bool ended = false;
-	uint8_t b;
-	int rc;
-
-	while (l && o + 1 < cap) {
-		rc = s_byte(s, &b);
-		if (rc)
-			return rc;
-		l--;
-		if (!b)
-			ended = true;
-		if (!ended)
-			dst[o++] = (char)b;
-	}
-	dst[o] = '\0';
-	return s_step(s, l);
-}
-
-static int s_skip(struct srd *s, uint32_t field, int wt, int depth);
-
-static int s_skip_group(struct srd *s, uint32_t field, int depth)
-{
-	uint32_t f = 0;
-	int wt = 0, rc;
-
-	if (depth >= PSTUFF_MAX_DEPTH)
-		return -EOVERFLOW;
-	for (;;) {
-		rc = s_tag(s, &f, &wt);
-		if (rc)
-			return rc;
-		if (wt == WT_EGROUP)
-			return f == field ? 0 : -EPROTO;
-		rc = s_skip(s, f, wt, depth + 1);
-		if (rc)
-			return rc;
-	}
-}
-
-static int s_skip(struct srd *s, uint32_t field, int wt, int depth)
-{
-	uint64_t v = 0;
-	int rc;
-
-	switch (wt) {
-	case WT_VARINT:
-		return s_varint(s, &v);
-	case WT_I64:
-		return s_step(s, 8);
-	case WT_LEN:
-		rc = s_len(s, &v);
-		return rc ? rc : s_step(s, v);
-	case WT_SGROUP:
-		return s_skip_group(s, field, depth);
-	case WT_I32:
-		return s_step(s, 4);
-	default:
-		return -EPROTO;
-	}
-}
-
-/* As rd_next: 1 a field, 0 the message ended (END_GROUP(endf), or the end
- * of the bytes when endf is 0). */
-static int s_next(struct srd *s, uint32_t endf, uint32_t *f, int *wt)
-{
-	int rc;
-
-	if (!endf && s->pos == s->end)
-		return 0;
-	rc = s_tag(s, f, wt);
-	if (rc)
-		return rc;
-	if (*wt == WT_EGROUP)
-		return endf && *f == endf ? 0 : -EPROTO;
-	return 1;
-}
-
-static int s_getvar(struct srd *s, int wt, uint64_t *v)
-{
-	return wt == WT_VARINT ? s_varint(s, v) : -EPROTO;
-}
-
 /* A List<byte[]> element or a plain byte[]: its length added, stepped. */
-static int s_state_bytes(struct srd *s, int wt, uint64_t *sum)
+static int s_state_bytes(struct rd *r, int wt, uint64_t *sum)
 {
 	uint64_t l;
 	int rc;
 
 	if (wt != WT_LEN)
 		return -EPROTO;
-	rc = s_len(s, &l);
+	rc = rd_len(r, &l);
 	if (rc)
 		return rc;
 	*sum += l;
-	return s_step(s, l);
+	return rd_step(r, l);
 }
 
 /* ActionSubtaskState {1 key, 2 index, 3 List<byte[]> state}: its state
  * bytes into *sum. */
-static int s_subtask_state(struct srd *s, uint32_t endf, int depth,
-			   uint64_t *sum)
+static int s_subtask_state(struct sctx *c, struct rd *r, uint32_t endf,
+			   int depth, uint64_t *sum)
 {
 	uint32_t f = 0, ef = 0;
 	uint64_t v = 0;
@@ -1423,26 +1355,26 @@ static int s_subtask_state(struct srd *s, uint32_t endf, int depth,
 
 	if (depth >= PSTUFF_MAX_DEPTH)
 		return -EOVERFLOW;
-	while ((rc = s_next(s, endf, &f, &wt)) == 1) {
-		if (f == 3 && s->mode == MODE_NOPRESERVE) {
-			rc = s_state_bytes(s, wt, sum);
+	while ((rc = rd_next(r, endf, &f, &wt)) == 1) {
+		if (f == 3 && c->mode == MODE_NOPRESERVE) {
+			rc = s_state_bytes(r, wt, sum);
 		} else if (f == 3) {
 			if (wt != WT_SGROUP)
 				return -EPROTO;
-			while ((rc = s_next(s, 3, &ef, &ewt)) == 1) {
+			while ((rc = rd_next(r, 3, &ef, &ewt)) == 1) {
 				if (ef == 1)
-					rc = s_state_bytes(s, ewt, sum);
+					rc = s_state_bytes(r, ewt, sum);
 				else if (ef == 2)
-					rc = s_getvar(s, ewt, &v);
+					rc = rd_getvar(r, ewt, &v);
 				else
-					rc = s_skip(s, ef, ewt, depth + 1);
+					rc = rd_skip(r, ef, ewt, depth + 1);
 				if (rc)
 					return rc;
 			}
 		} else if (f == 2) {
-			rc = s_getvar(s, wt, &v);
+			rc = rd_getvar(r, wt, &v);
 		} else {
-			rc = s_skip(s, f, wt, depth);
+			rc = rd_skip(r, f, wt, depth);
 		}
 		if (rc)
 			return rc;
@@ -1451,21 +1383,59 @@ static int s_subtask_state(struct srd *s, uint32_t endf, int depth,
 }
 
 /* ActionStateKey {1 name} into a->name (when name is not NULL). */
-static int s_action_key(struct srd *s, uint32_t endf, char *name, size_t cap)
+static int s_action_key(struct rd *r, uint32_t endf, char *name, size_t cap)
 {
 	uint32_t f = 0;
 	uint64_t l;
 	int wt = 0, rc;
 
-	while ((rc = s_next(s, endf, &f, &wt)) == 1) {
+	while ((rc = rd_next(r, endf, &f, &wt)) == 1) {
 		if (f == 1 && wt == WT_LEN && name) {
-			rc = s_len(s, &l);
+			rc = rd_len(r, &l);
 			if (!rc)
-				rc = s_copy_str(s, l, name, cap);
+				rc = rd_copy_str(r, l, name, cap);
 		} else if (f == 1 && wt != WT_LEN) {
 			rc = -EPROTO;
 		} else {
-			rc = s_skip(s, f, wt, 2);
+			rc = rd_skip(r, f, wt, 2);
+		}
+		if (rc)
+			return rc;
+	}
+	return rc;
+}
+
+typedef int (*s_elem_fn)(struct sctx *c, struct rd *r, uint32_t endf, int depth,
+			 uint64_t *sum);
+
+/*
+ * A List<message> field 2 whose START_GROUP was read, in either list
+ * mode: in MODE_NOPRESERVE the group is the one
+ * element; in MODE_PRESERVE it wraps the elements (field 1) and runs of
+ * nulls (field 2, a count).  Each element is counted in *n and read by fn
+ * into *sum.
+ */
+static int s_list(struct sctx *c, struct rd *r, int depth, s_elem_fn fn,
+		  uint32_t *n, uint64_t *sum)
+{
+	uint32_t ef = 0;
+	uint64_t v = 0;
+	int ewt = 0, rc;
+
+	if (c->mode == MODE_NOPRESERVE) {
+		(*n)++;
+		return fn(c, r, 2, depth + 1, sum);
+	}
+	while ((rc = rd_next(r, 2, &ef, &ewt)) == 1) {
+		if (ef == 1 && ewt == WT_SGROUP) {
+			(*n)++;
+			rc = fn(c, r, 1, depth + 2, sum);
+		} else if (ef == 1) {
+			rc = -EPROTO;
+		} else if (ef == 2) {
+			rc = rd_getvar(r, ewt, &v);
+		} else {
+			rc = rd_skip(r, ef, ewt, depth + 1);
 		}
 		if (rc)
 			return rc;
@@ -1474,58 +1444,40 @@ static int s_action_key(struct srd *s, uint32_t endf, char *name, size_t cap)
 }
 
 /* ActionState {1 key, 2 List subtaskStates, 3 coordinator, 4 parallelism} */
-static int s_action_state(struct srd *s, uint32_t endf, int depth,
-			  struct pstuff_action *a)
+static int s_action_state(struct sctx *c, struct rd *r, uint32_t endf,
+			  int depth, struct pstuff_action *a)
 {
-	uint32_t f = 0, ef = 0;
+	uint32_t f = 0;
 	uint64_t v = 0;
-	int wt = 0, ewt = 0, rc;
+	int wt = 0, rc;
 
-	while ((rc = s_next(s, endf, &f, &wt)) == 1) {
+	while ((rc = rd_next(r, endf, &f, &wt)) == 1) {
 		switch (f) {
 		case 1: /* the map key says the same; kept when it is absent */
 			if (wt != WT_SGROUP)
 				return -EPROTO;
-			rc = s_action_key(s, 1, a->name[0] ? NULL : a->name,
+			rc = s_action_key(r, 1, a->name[0] ? NULL : a->name,
 					  sizeof(a->name));
 			break;
 		case 2:
-			if (wt != WT_SGROUP)
-				return -EPROTO;
-			if (s->mode == MODE_NOPRESERVE) {
-				a->subtasks++;
-				rc = s_subtask_state(s, 2, depth + 1,
-						     &a->state_bytes);
-				break;
-			}
-			while ((rc = s_next(s, 2, &ef, &ewt)) == 1) {
-				if (ef == 1 && ewt == WT_SGROUP) {
-					a->subtasks++;
-					rc = s_subtask_state(s, 1, depth + 2,
-							     &a->state_bytes);
-				} else if (ef == 1) {
-					rc = -EPROTO;
-				} else if (ef == 2) {
-					rc = s_getvar(s, ewt, &v);
-				} else {
-					rc = s_skip(s, ef, ewt, depth + 1);
-				}
-				if (rc)
-					return rc;
-			}
+			rc = wt == WT_SGROUP
+				     ? s_list(c, r, depth, s_subtask_state,
+					      &a->subtasks, &a->state_bytes)
+				     : -EPROTO;
 			break;
 		case 3:
 			if (wt != WT_SGROUP)
 				return -EPROTO;
 			a->coordinator = true;
-			rc = s_subtask_state(s, 3, depth + 1, &a->state_bytes);
+			rc = s_subtask_state(c, r, 3, depth + 1,
+					     &a->state_bytes);
 			break;
 		case 4:
-			rc = s_getvar(s, wt, &v);
+			rc = rd_getvar(r, wt, &v);
 			a->parallelism = (int32_t)(uint32_t)v;
 			break;
 		default:
-			rc = s_skip(s, f, wt, depth);
+			rc = rd_skip(r, f, wt, depth);
 		}
 		if (rc)
 			return rc;
@@ -1534,18 +1486,19 @@ static int s_action_state(struct srd *s, uint32_t endf, int depth,
 }
 
 /* SubtaskStatistics {1 index, 2 ack ts, 3 stateSize, 4 status} */
-static int s_subtask_stats(struct srd *s, uint32_t endf, int depth,
-			   uint64_t *size)
+static int s_subtask_stats(struct sctx *c, struct rd *r, uint32_t endf,
+			   int depth, uint64_t *size)
 {
 	uint32_t f = 0;
 	uint64_t v = 0;
 	int wt = 0, rc;
 
-	while ((rc = s_next(s, endf, &f, &wt)) == 1) {
+	(void)c;
+	while ((rc = rd_next(r, endf, &f, &wt)) == 1) {
 		if (f >= 1 && f <= 4)
-			rc = s_getvar(s, wt, &v);
+			rc = rd_getvar(r, wt, &v);
 		else
-			rc = s_skip(s, f, wt, depth);
+			rc = rd_skip(r, f, wt, depth);
 		if (rc)
 			return rc;
 		if (f == 3)
@@ -1555,44 +1508,27 @@ static int s_subtask_stats(struct srd *s, uint32_t endf, int depth,
 }
 
 /* TaskStatistics {1 vertex, 2 List stats, 3 boolean[], 4 acked, 5 latest} */
-static int s_task_stats(struct srd *s, uint32_t endf, int depth,
+static int s_task_stats(struct sctx *c, struct rd *r, uint32_t endf, int depth,
 			struct pstuff_taskstat *t)
 {
-	uint32_t f = 0, ef = 0;
+	uint32_t f = 0;
 	uint64_t v = 0;
-	int wt = 0, ewt = 0, rc;
+	int wt = 0, rc;
 
-	while ((rc = s_next(s, endf, &f, &wt)) == 1) {
+	while ((rc = rd_next(r, endf, &f, &wt)) == 1) {
 		switch (f) {
 		case 2:
-			if (wt != WT_SGROUP)
-				return -EPROTO;
-			if (s->mode == MODE_NOPRESERVE) {
-				t->subtasks++;
-				rc = s_subtask_stats(s, 2, depth + 1,
-						     &t->state_size);
-				break;
-			}
-			while ((rc = s_next(s, 2, &ef, &ewt)) == 1) {
-				if (ef == 1 && ewt == WT_SGROUP) {
-					t->subtasks++;
-					rc = s_subtask_stats(s, 1, depth + 2,
-							     &t->state_size);
-				} else if (ef == 1) {
-					rc = -EPROTO;
-				} else {
-					rc = s_skip(s, ef, ewt, depth + 1);
-				}
-				if (rc)
-					return rc;
-			}
+			rc = wt == WT_SGROUP
+				     ? s_list(c, r, depth, s_subtask_stats,
+					      &t->subtasks, &t->state_size)
+				     : -EPROTO;
 			break;
 		case 4:
-			rc = s_getvar(s, wt, &v);
+			rc = rd_getvar(r, wt, &v);
 			t->acked = (int32_t)(uint32_t)v;
 			break;
 		default: /* 1 repeats the key; 3 and 5 are not shown */
-			rc = s_skip(s, f, wt, depth);
+			rc = rd_skip(r, f, wt, depth);
 		}
 		if (rc)
 			return rc;
@@ -1614,31 +1550,31 @@ static int grow_to(void **arr, size_t n, size_t elem)
 }
 
 /* One entry of taskStates (field 7) or taskStatistics (field 8). */
-static int s_map_entry(struct srd *s, uint32_t map)
+static int s_map_entry(struct sctx *c, struct rd *r, uint32_t map)
 {
-	struct pstuff_summary *o = s->out;
+	struct pstuff_summary *o = c->out;
 	struct pstuff_action a = {0};
 	struct pstuff_taskstat t = {0};
 	uint32_t f = 0;
 	uint64_t v = 0;
 	int wt = 0, rc;
 
-	while ((rc = s_next(s, 1, &f, &wt)) == 1) {
+	while ((rc = rd_next(r, 1, &f, &wt)) == 1) {
 		if (f == 1 && map == 7) {
-			rc = wt == WT_SGROUP ? s_action_key(s, 1, a.name,
+			rc = wt == WT_SGROUP ? s_action_key(r, 1, a.name,
 							    sizeof(a.name))
 					     : -EPROTO;
 		} else if (f == 1) {
-			rc = s_getvar(s, wt, &v);
+			rc = rd_getvar(r, wt, &v);
 			t.vertex_id = (int64_t)v;
 		} else if (f == 2 && wt != WT_SGROUP) {
 			rc = -EPROTO;
 		} else if (f == 2 && map == 7) {
-			rc = s_action_state(s, 2, 3, &a);
+			rc = s_action_state(c, r, 2, 3, &a);
 		} else if (f == 2) {
-			rc = s_task_stats(s, 2, 3, &t);
+			rc = s_task_stats(c, r, 2, 3, &t);
 		} else {
-			rc = s_skip(s, f, wt, 2);
+			rc = rd_skip(r, f, wt, 2);
 		}
 		if (rc)
 			return rc;
@@ -1662,18 +1598,18 @@ static int s_map_entry(struct srd *s, uint32_t map)
 	return 0;
 }
 
-/* A CompletedCheckpoint up to s->end. */
-static int s_cc(struct srd *s)
+/* A CompletedCheckpoint up to r->end. */
+static int s_cc(struct sctx *c, struct rd *r)
 {
-	struct pstuff_ckpt *ck = &s->out->ck;
+	struct pstuff_ckpt *ck = &c->out->ck;
 	uint32_t f = 0, ef = 0;
 	uint64_t v = 0;
 	int wt = 0, ewt = 0, rc;
 
 	ck->table = 1;
-	while ((rc = s_next(s, 0, &f, &wt)) == 1) {
+	while ((rc = rd_next(r, 0, &f, &wt)) == 1) {
 		if (f <= 6 || f == 9) {
-			rc = s_getvar(s, wt, &v);
+			rc = rd_getvar(r, wt, &v);
 			if (rc)
 				return rc;
 		}
@@ -1682,11 +1618,11 @@ static int s_cc(struct srd *s)
 			ck->cc_job_id = (int64_t)v;
 			break;
 		case 2:
-			if (s->out->bare)
+			if (c->out->bare)
 				ck->pipeline_id = (int32_t)(uint32_t)v;
 			break;
 		case 3:
-			if (s->out->bare)
+			if (c->out->bare)
 				ck->checkpoint_id = (int64_t)v;
 			break;
 		case 4:
@@ -1702,12 +1638,12 @@ static int s_cc(struct srd *s)
 		case 8:
 			if (wt != WT_SGROUP)
 				return -EPROTO;
-			while ((rc = s_next(s, f, &ef, &ewt)) == 1) {
+			while ((rc = rd_next(r, f, &ef, &ewt)) == 1) {
 				if (ef == 1 && ewt == WT_SGROUP)
-					rc = s_map_entry(s, f);
+					rc = s_map_entry(c, r, f);
 				else
 					rc = ef == 1 ? -EPROTO
-						     : s_skip(s, ef, ewt, 1);
+						     : rd_skip(r, ef, ewt, 1);
 				if (rc)
 					return rc;
 			}
@@ -1717,7 +1653,7 @@ static int s_cc(struct srd *s)
 			ck->table = 2;
 			break;
 		default:
-			rc = s_skip(s, f, wt, 0);
+			rc = rd_skip(r, f, wt, 0);
 		}
 		if (rc)
 			return rc;
@@ -1734,59 +1670,59 @@ static void sum_reset(struct pstuff_summary *o, bool bare)
 }
 
 /* One pass in one list mode. */
-static int s_decode(struct srd *s)
+static int s_decode(struct sctx *c, struct rd *r)
 {
-	struct pstuff_ckpt *ck = &s->out->ck;
+	struct pstuff_ckpt *ck = &c->out->ck;
 	uint32_t f = 0;
 	uint64_t v = 0, l;
 	bool any = false;
 	int wt = 0, rc;
 
-	if (s->out->bare) {
-		rc = s_cc(s);
+	if (c->out->bare) {
+		rc = s_cc(c, r);
 		if (!rc && !ck->table)
 			rc = -EPROTO;
 		if (!rc)
-			s->out->ck.has_states = true;
+			c->out->ck.has_states = true;
 		return rc;
 	}
-	while ((rc = s_next(s, 0, &f, &wt)) == 1) {
+	while ((rc = rd_next(r, 0, &f, &wt)) == 1) {
 		any = true;
 		switch (f) {
 		case 1:
-			rc = wt == WT_LEN ? s_len(s, &l) : -EPROTO;
+			rc = wt == WT_LEN ? rd_len(r, &l) : -EPROTO;
 			if (!rc)
-				rc = s_copy_str(s, l, ck->job_id,
-						sizeof(ck->job_id));
+				rc = rd_copy_str(r, l, ck->job_id,
+						 sizeof(ck->job_id));
 			break;
 		case 2:
 		case 3:
-			rc = s_getvar(s, wt, &v);
+			rc = rd_getvar(r, wt, &v);
 			if (f == 2)
 				ck->pipeline_id = (int32_t)(uint32_t)v;
 			else
 				ck->checkpoint_id = (int64_t)v;
 			break;
 		case 4: {
-			uint64_t outer_end = s->end;
+			uint64_t outer_end = r->end;
 
-			rc = wt == WT_LEN ? s_len(s, &l) : -EPROTO;
+			rc = wt == WT_LEN ? rd_len(r, &l) : -EPROTO;
 			if (rc)
 				break;
 			/* a repeated field 4: the last one wins, as in
 			 * protostuff's merge */
-			s->out->n_actions = s->out->n_stats = 0;
+			c->out->n_actions = c->out->n_stats = 0;
 			ck->states_len = l;
-			s->end = s->pos + l;
-			rc = s_cc(s);
-			if (!rc && s->pos != s->end)
+			r->end = r->pos + l;
+			rc = s_cc(c, r);
+			if (!rc && r->pos != r->end)
 				rc = -EPROTO;
-			s->end = outer_end;
+			r->end = outer_end;
 			ck->has_states = true;
 			break;
 		}
 		default:
-			rc = s_skip(s, f, wt, 0);
+			rc = rd_skip(r, f, wt, 0);
 		}
 		if (rc)
 			return rc;
@@ -1799,34 +1735,32 @@ static int s_decode(struct srd *s)
 int pstuff_summarize(pstuff_read_fn rd, void *cookie, uint64_t size,
 		     size_t window, bool bare, struct pstuff_summary *out)
 {
-	struct srd s = {.rd = rd, .cookie = cookie, .size = size};
-	uint64_t reads = 0, bytes = 0;
+	struct rd_src src = {.read = rd, .cookie = cookie, .size = size};
+	struct rd r = {.src = &src}; /* an empty window at 0 */
+	struct sctx c = {.out = out};
 	int rc = -EPROTO;
 
 	if (!out || !rd || window < 64)
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
-	s.cap = window;
-	s.win = malloc(window);
-	if (!s.win)
+	src.cap = window;
+	src.buf = malloc(window);
+	if (!src.buf)
 		return -ENOMEM;
 	for (int m = MODE_PRESERVE; m <= MODE_NOPRESERVE; m++) {
 		sum_reset(out, bare);
-		s.mode = (enum list_mode)m;
-		s.out = out;
-		s.pos = 0;
-		s.end = size;
-		rc = s_decode(&s);
-		reads += out->reads;
-		bytes += out->read_bytes;
+		c.mode = (enum list_mode)m;
+		r.pos = 0; /* the window is kept: its bytes are the same */
+		r.end = size;
+		rc = s_decode(&c, &r);
 		if (rc != -EPROTO && rc != -ENODATA)
 			break; /* done, or a read error: no second try */
 	}
-	free(s.win);
+	free(src.buf);
 	if (rc)
 		sum_reset(out, bare);
-	out->reads = reads;
-	out->read_bytes = bytes;
+	out->reads = src.reads;
+	out->read_bytes = src.read_bytes;
 	if (rc)
 		return api_err(rc);
 	ckpt_finish_type(&out->ck);
@@ -1880,7 +1814,7 @@ static uint32_t le32(const uint8_t *b)
 /* IMapFileData {1 bool, 2 bytes, 3 String, 4 bytes, 5 String, 6 long} */
 static int decode_imap_data(const uint8_t *p, size_t n, struct wal_record *rec)
 {
-	struct rd r = {.p = p, .n = n};
+	struct rd r = rd_mem(p, n);
 	const uint8_t *b;
 	uint32_t f;
 	uint64_t v = 0;
@@ -1890,7 +1824,7 @@ static int decode_imap_data(const uint8_t *p, size_t n, struct wal_record *rec)
 
 	while ((rc = rd_next(&r, 0, &f, &wt)) == 1) {
 		if (f == 1 || f == 6) {
-			rc = get_varint(&r, wt, &v);
+			rc = rd_getvar(&r, wt, &v);
 			if (rc)
 				return rc;
 			if (f == 1)

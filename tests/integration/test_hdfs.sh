@@ -155,6 +155,8 @@ t0=$(date +%s%N)
 cat "$M-stop/jobs/$ORPH_ID/pipelines/1/checkpoints/$cid/$obj" >"$T/cat-stop" 2>&1
 rc2=$?
 dt2=$(ms_since "$t0")
+# health while frozen: after kill -CONT any call that succeeds clears it
+cat "$M-stop/.stfs/health" >"$T/health-stop" 2>&1
 kill -CONT "$HPID"
 errpat='Input/output error|timed out|temporarily unavailable'
 check "ls on a frozen namenode answers or fails cleanly (rc $rc1, ${dt1} ms)" \
@@ -164,7 +166,7 @@ check "cat on a frozen namenode fails (rc $rc2, ${dt2} ms)" \
 check "both return within the deadline plus a margin (${dt1} ms, ${dt2} ms)" \
 	test "$dt1" -lt $((TMO + 1500)) -a "$dt2" -lt $((TMO + 1500))
 check "the daemon survives a frozen namenode" alive "$SPD"
-check ".stfs/health shows the timeout" grep -qiE 'degraded|timed? ?out' "$M-stop/.stfs/health"
+check ".stfs/health shows the timeout" grep -qiE 'degraded|timed? ?out' "$T/health-stop"
 sleep 1.2
 check "reads work again after kill -CONT" \
 	cmp -s "$T/mloc/jobs/$ORPH_ID/pipelines/1/checkpoints/$cid/$obj" \

@@ -38,6 +38,12 @@ check_eq "WebHDFS without Kerberos is refused" 401 "$code"
 "$ROOT/scripts/hadoop.sh" put "$H" "$NS" "$HNS" >/dev/null
 check_eq "HDFS holds the generated files and sizes" \
 	"$(cd "$NS" && find . -type f -printf '%P %s\n' | sort)" "$(hfiles "" | sort)"
+# the cluster's own tickets (15 s, as the daemon's) run out while it idles:
+# its helper still answers (a relogin from its keytab), within a minute
+sleep 20
+check_eq "hadoop.sh files answers after the cluster's own tickets ran out" \
+	"$(cd "$NS" && find . -type f -printf '%P %s\n' | sort)" \
+	"$(timeout 60 "$ROOT/scripts/hadoop.sh" files "$H" "$HNS" | sort)"
 
 remote_jobs "$STATE" "$NS"
 remote_ref "$STATE" "$NS" "$TMO"
