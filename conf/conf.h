@@ -74,6 +74,10 @@ struct stfs_conf {
 				       of every object store, MiB (64) */
 	unsigned type_cache_max_entries; /* decoded checkpoint types (200000) */
 	unsigned type_cache_max_mb;	 /* their bytes, MiB (32) */
+	unsigned walsum_max_entries;	 /* decoded IMap maps (4096) */
+	unsigned walsum_max_mb;		 /* their bytes, MiB (4) */
+	unsigned info_cache_max_entries; /* checkpoint summaries (20000) */
+	unsigned info_cache_max_mb;	 /* their bytes, MiB (16) */
 
 	/* engine HTTP auth (basic), optional; password is a secret */
 	char *engine_user;

@@ -18,7 +18,9 @@ int stfs_init(struct stfs *fs)
 	fs->pc = pcache_new_capped(fs->conf.cache_ttl_ms,
 				   fs->conf.cache_max_entries,
 				   (size_t)fs->conf.cache_max_mb << 20);
-	fs->walsum = pcache_new(STFS_WALSUM_TTL_MS);
+	fs->walsum = pcache_new_capped(STFS_WALSUM_TTL_MS,
+				       fs->conf.walsum_max_entries,
+				       (size_t)fs->conf.walsum_max_mb << 20);
 	fs->ck = ckinfo_new();
 	if (fs->ck)
 		ckinfo_set_caps(fs->ck, fs->conf.type_cache_max_entries,

@@ -13,7 +13,8 @@
  *   - rendered pseudo-files in `pc` (pcache.h), so that stat, read, stat
  *     agree for conf.cache_ttl_ms;
  *   - decoded IMap maps in `walsum` (a second pcache), keyed by every
- *     WAL file's name, size and mtime, kept STFS_WALSUM_TTL_MS;
+ *     WAL file's name, size and mtime, kept STFS_WALSUM_TTL_MS, at most
+ *     conf.walsum_max_entries / walsum_max_mb (oldest out first);
  *   - checkpoint types decoded from object headers (ckinfo), keyed by
  *     object key, size and mtime: storage objects never change in place.
  *

@@ -17,6 +17,8 @@
 #include "fakes/testutil.h"
 #include "policy/imapsum.h"
 #include "model/protostuff.h"
+#include "mount/mount.h"
+#include "conf/conf.h"
 
 #define FIX "tests/fixtures/protostuff/"
 
@@ -505,6 +507,64 @@ static void test_imapsum_figures_cached_by_listing(void **state)
 	fx_close(&f);
 }
 
+/* Issue 14 item 3: the decoded-map cache (fs->walsum) is capped by
+ * walsum_max_entries and walsum_max_mb, set from the conf table by
+ * stfs_init: past the cap the oldest map goes, the cache never holds more,
+ * and a dropped map is decoded again to the same figures. */
+static void test_imapsum_walsum_cache_capped(void **state)
+{
+	static const char *const maps[] = {"c/m0", "c/m1", "c/m2", "c/m3"};
+	struct imapsum_fig g, first[4];
+	struct pcache_stats ps;
+	struct conf_err err;
+	struct stfs fs;
+	struct fx f;
+	unsigned reads;
+	char path[64];
+
+	(void)state;
+	fx_open(&f);
+	memset(&fs, 0, sizeof(fs));
+	assert_int_equal(conf_init_defaults(&fs.conf), 0);
+	assert_int_equal(conf_set(&fs.conf, "walsum_max_entries", "2", &err),
+			 0);
+	assert_int_equal(stfs_init(&fs), 0);
+	f.o.cache = fs.walsum;
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s/100/wal.txt", maps[i]);
+		fx_add(&f, path, 0, NOW - 3 * HOUR);
+		snprintf(path, sizeof(path), "%s/200/wal.txt", maps[i]);
+		fx_add(&f, path, 1, NOW - 2 * HOUR);
+	}
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(
+			imapsum_figures(f.be, maps[i], &f.o, &first[i]), 0);
+		pcache_get_stats(fs.walsum, &ps);
+		assert_true(ps.entries <= 2);
+	}
+	assert_true(ps.evictions >= 2);
+	/* the newest map is still cached: no read */
+	reads = fake_be_calls(f.be, FAKE_READ);
+	assert_int_equal(imapsum_figures(f.be, maps[3], &f.o, &g), 0);
+	assert_int_equal(fake_be_calls(f.be, FAKE_READ), reads);
+	/* the oldest was dropped: decoded again, the same figures */
+	assert_int_equal(imapsum_figures(f.be, maps[0], &f.o, &g), 0);
+	assert_true(fake_be_calls(f.be, FAKE_READ) > reads);
+	assert_int_equal(g.regions, first[0].regions);
+	assert_int_equal(g.bytes, first[0].bytes);
+	assert_int_equal(g.reclaim_bytes, first[0].reclaim_bytes);
+	assert_int_equal(g.superseded, first[0].superseded);
+	assert_int_equal(g.superseded_bytes, first[0].superseded_bytes);
+	assert_int_equal(g.reclaim_bytes, f.off);
+	pcache_get_stats(fs.walsum, &ps);
+	assert_true(ps.entries <= 2);
+	/* the byte cap: 1 MiB holds these small maps; the default is set */
+	assert_true(conf_default_u("walsum_max_mb") > 0);
+	stfs_release(&fs);
+	conf_release(&fs.conf);
+	fx_close(&f);
+}
+
 /* Issue 12 item 4: the documented layout, wal/<name>-<partition>.wal; each
  * partition file a region of its map, decided by the same rule. */
 static void test_imapsum_documented_layout(void **state)
@@ -575,6 +635,7 @@ int main(void)
 		cmocka_unit_test(test_imapsum_load_fails_verdict),
 		cmocka_unit_test(test_imapsum_rm_decision_is_the_verdict),
 		cmocka_unit_test(test_imapsum_figures_cached_by_listing),
+		cmocka_unit_test(test_imapsum_walsum_cache_capped),
 		cmocka_unit_test(test_imapsum_documented_layout),
 	};
 
