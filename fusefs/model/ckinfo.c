@@ -37,6 +37,11 @@ struct ckinfo_table {
 	struct ck_entry *oldest, *newest;
 	size_t n, bytes, max_entries, max_bytes;
 	uint64_t evictions;
+	/* README "Memory": info_cache_max_entries / _mb for the summaries,
+	 * oldest out first; protected by lock */
+	struct ck_sum *soldest, *snewest;
+	size_t sn, sbytes, smax_entries, smax_bytes;
+	uint64_t sevictions;
 	int fd;		       /* the persistent cache, appended to; -1: none */
 	int sfd;	       /* the persistent summary cache; -1: none */
 	int64_t fail_until_ms; /* protected by lock; no header read before
@@ -368,48 +373,144 @@ struct ck_sum {
 	uint64_t size;
 	int64_t mtime_ns;
 	struct pstuff_summary s;
-	struct ck_sum *next;
+	struct ck_sum *next;  /* bucket chain */
+	struct ck_sum *newer; /* insertion order */
+	size_t cost;	      /* bytes charged to the table */
 };
 
-static const struct pstuff_summary *
-sum_lookup(struct ckinfo_table *t, const struct cat_obj *o, size_t b)
+static size_t sum_n_ent(size_t n)
 {
-	const struct pstuff_summary *s = NULL;
-
-	pthread_mutex_lock(&t->lock);
-	for (struct ck_sum *e = t->sbucket[b]; e; e = e->next) {
-		if (e->size == o->size && e->mtime_ns == o->mtime_ns &&
-		    strcmp(e->key, o->key) == 0) {
-			s = &e->s;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&t->lock);
-	return s;
+	return n < PSTUFF_SUM_MAX_ENT ? n : PSTUFF_SUM_MAX_ENT;
 }
 
-/* Takes over *s on success; the entry lives until ckinfo_free. */
-static const struct pstuff_summary *sum_insert(struct ckinfo_table *t,
-					       const char *key, uint64_t size,
-					       int64_t mtime_ns,
-					       struct pstuff_summary *s)
+static size_t sum_cost(const struct ck_sum *e)
+{
+	return sizeof(*e) + strlen(e->key) + 1 +
+	       (e->s.actions ? sum_n_ent(e->s.n_actions) * sizeof(*e->s.actions)
+			     : 0) +
+	       (e->s.stats ? sum_n_ent(e->s.n_stats) * sizeof(*e->s.stats) : 0);
+}
+
+/* a deep copy of `from` into *to (the caller's, freed with
+ * pstuff_summary_free); 0 or -ENOMEM */
+static int sum_copy(const struct pstuff_summary *from,
+		    struct pstuff_summary *to)
+{
+	size_t na = sum_n_ent(from->n_actions), ns = sum_n_ent(from->n_stats);
+
+	*to = *from;
+	to->actions = NULL;
+	to->stats = NULL;
+	if (from->actions && na) {
+		to->actions = malloc(na * sizeof(*to->actions));
+		if (!to->actions)
+			goto nomem;
+		memcpy(to->actions, from->actions, na * sizeof(*to->actions));
+	}
+	if (from->stats && ns) {
+		to->stats = malloc(ns * sizeof(*to->stats));
+		if (!to->stats)
+			goto nomem;
+		memcpy(to->stats, from->stats, ns * sizeof(*to->stats));
+	}
+	return 0;
+nomem:
+	pstuff_summary_free(to);
+	return -ENOMEM;
+}
+
+static struct ck_sum *sum_find(struct ckinfo_table *t, const char *key,
+			       uint64_t size, int64_t mtime_ns, size_t b)
+{
+	for (struct ck_sum *e = t->sbucket[b]; e; e = e->next)
+		if (e->size == size && e->mtime_ns == mtime_ns &&
+		    strcmp(e->key, key) == 0)
+			return e;
+	return NULL;
+}
+
+/* 1 and a copy in *out (when out is not NULL) if the table holds this
+ * version of `o`, else 0; -ENOMEM */
+static int sum_lookup(struct ckinfo_table *t, const struct cat_obj *o, size_t b,
+		      struct pstuff_summary *out)
+{
+	struct ck_sum *e;
+	int rc = 0;
+
+	pthread_mutex_lock(&t->lock);
+	e = sum_find(t, o->key, o->size, o->mtime_ns, b);
+	if (e)
+		rc = out ? (sum_copy(&e->s, out) ? -ENOMEM : 1) : 1;
+	pthread_mutex_unlock(&t->lock);
+	return rc;
+}
+
+static void sum_entry_free(struct ck_sum *e)
+{
+	pstuff_summary_free(&e->s);
+	free(e->key);
+	free(e);
+}
+
+/* Drop the oldest summaries while a cap is exceeded (lock held).  A
+ * dropped one is decoded again when asked: a cap costs reads, never a
+ * wrong summary. */
+static void sum_evict(struct ckinfo_table *t)
+{
+	while (t->soldest && ((t->smax_entries && t->sn > t->smax_entries) ||
+			      (t->smax_bytes && t->sbytes > t->smax_bytes))) {
+		struct ck_sum *e = t->soldest, **pp;
+
+		pp = &t->sbucket[pcache_hash(e->key) % CK_BUCKETS];
+		while (*pp && *pp != e)
+			pp = &(*pp)->next;
+		if (*pp)
+			*pp = e->next;
+		t->soldest = e->newer;
+		if (!t->soldest)
+			t->snewest = NULL;
+		t->sn--;
+		t->sbytes -= e->cost;
+		t->sevictions++;
+		sum_entry_free(e);
+	}
+}
+
+/* Takes over *s (zeroed) whether it is kept or not; an entry for the same
+ * version already there stays (another thread decoded it too). */
+static void sum_insert(struct ckinfo_table *t, const char *key, uint64_t size,
+		       int64_t mtime_ns, struct pstuff_summary *s)
 {
 	size_t b = pcache_hash(key) % CK_BUCKETS;
 	struct ck_sum *e = calloc(1, sizeof(*e));
 
 	if (!e || !(e->key = strdup(key))) {
 		free(e);
-		return NULL;
+		pstuff_summary_free(s);
+		return;
 	}
 	e->size = size;
 	e->mtime_ns = mtime_ns;
 	e->s = *s;
 	memset(s, 0, sizeof(*s));
+	e->cost = sum_cost(e);
 	pthread_mutex_lock(&t->lock);
+	if (sum_find(t, key, size, mtime_ns, b)) {
+		pthread_mutex_unlock(&t->lock);
+		sum_entry_free(e);
+		return;
+	}
 	e->next = t->sbucket[b];
 	t->sbucket[b] = e;
+	if (t->snewest)
+		t->snewest->newer = e;
+	else
+		t->soldest = e;
+	t->snewest = e;
+	t->sn++;
+	t->sbytes += e->cost;
+	sum_evict(t);
 	pthread_mutex_unlock(&t->lock);
-	return &e->s;
 }
 
 static void sum_free_all(struct ckinfo_table *t)
@@ -419,11 +520,29 @@ static void sum_free_all(struct ckinfo_table *t)
 
 		for (; e; e = next) {
 			next = e->next;
-			pstuff_summary_free(&e->s);
-			free(e->key);
-			free(e);
+			sum_entry_free(e);
 		}
 	}
+}
+
+void ckinfo_set_summary_caps(struct ckinfo_table *t, size_t max_entries,
+			     size_t max_bytes)
+{
+	pthread_mutex_lock(&t->lock);
+	t->smax_entries = max_entries;
+	t->smax_bytes = max_bytes;
+	sum_evict(t);
+	pthread_mutex_unlock(&t->lock);
+}
+
+void ckinfo_get_summary_stats(struct ckinfo_table *t, size_t *entries,
+			      size_t *bytes, uint64_t *evictions)
+{
+	pthread_mutex_lock(&t->lock);
+	*entries = t->sn;
+	*bytes = t->sbytes;
+	*evictions = t->sevictions;
+	pthread_mutex_unlock(&t->lock);
 }
 
 /* Strings go to the cache file as hex: keys and action names may be any
@@ -641,19 +760,22 @@ static ssize_t ck_src_read(void *cookie, void *buf, size_t len, uint64_t off)
 }
 
 int ckinfo_summary(struct ckinfo_table *t, const struct ckinfo_src *from,
-		   const struct cat_obj *o, const struct pstuff_summary **out)
+		   const struct cat_obj *o, struct pstuff_summary *out)
 {
 	struct ck_src src = {.be = from->be, .key = o->key};
 	struct pstuff_summary s;
 	size_t b = pcache_hash(o->key) % CK_BUCKETS;
 	int rc;
 
-	*out = sum_lookup(t, o, b);
-	if (*out && !(*out)->ck.has_states) {
-		*out = NULL; /* this version does not decode (remembered) */
-		return -EPROTO;
+	memset(out, 0, sizeof(*out));
+	rc = sum_lookup(t, o, b, out);
+	if (rc < 0)
+		return rc;
+	if (rc > 0 && !out->ck.has_states) {
+		pstuff_summary_free(out);
+		return -EPROTO; /* this version does not decode (remembered) */
 	}
-	if (*out)
+	if (rc > 0)
 		return 0;
 	if (ck_failing(t))
 		return -EAGAIN;
@@ -680,9 +802,9 @@ int ckinfo_summary(struct ckinfo_table *t, const struct ckinfo_src *from,
 	if (s.ck.type != CKPT_TYPE_UNKNOWN && ck_lookup(t, o, b) < 0)
 		ck_remember(t, o, s.ck.type);
 	sum_persist(t, o->key, o->size, o->mtime_ns, &s);
-	*out = sum_insert(t, o->key, o->size, o->mtime_ns, &s);
-	pstuff_summary_free(&s);
-	return *out ? 0 : -ENOMEM;
+	rc = sum_copy(&s, out);
+	sum_insert(t, o->key, o->size, o->mtime_ns, &s);
+	return rc;
 }
 
 #define CK_THREADS 8
@@ -699,13 +821,14 @@ struct prefetch {
 static void *prefetch_worker(void *arg)
 {
 	struct prefetch *p = arg;
-	const struct pstuff_summary *s;
+	struct pstuff_summary s;
 	size_t i;
 
 	while ((i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED)) < p->n) {
-		if (p->summary)
-			(void)ckinfo_summary(p->t, p->src, p->objs[i], &s);
-		else
+		if (p->summary) {
+			if (ckinfo_summary(p->t, p->src, p->objs[i], &s) == 0)
+				pstuff_summary_free(&s);
+		} else
 			ckinfo_type(p->t, p->src, p->objs[i]);
 	}
 	return NULL;
@@ -740,7 +863,8 @@ void ckinfo_prefetch_pipe(struct ckinfo_table *t, const struct ckinfo_src *src,
 	for (size_t i = 0; i < cp->n_ckpts; i++) {
 		const struct cat_obj *o = ckinfo_ckpt_object(&cp->ckpts[i]);
 
-		if (o && !sum_lookup(t, o, pcache_hash(o->key) % CK_BUCKETS))
+		if (o && sum_lookup(t, o, pcache_hash(o->key) % CK_BUCKETS,
+				    NULL) == 0)
 			p.objs[p.n++] = o;
 	}
 	prefetch_run(&p);

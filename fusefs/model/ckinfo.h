@@ -27,6 +27,13 @@ void ckinfo_set_caps(struct ckinfo_table *t, size_t max_entries,
 		     size_t max_bytes);
 void ckinfo_get_stats(struct ckinfo_table *t, size_t *entries, size_t *bytes,
 		      uint64_t *evictions);
+/** The same for the summaries of ckinfo_summary() (info_cache_max_entries
+ * and info_cache_max_mb): past them the oldest are dropped and decoded
+ * again when asked. */
+void ckinfo_set_summary_caps(struct ckinfo_table *t, size_t max_entries,
+			     size_t max_bytes);
+void ckinfo_get_summary_stats(struct ckinfo_table *t, size_t *entries,
+			      size_t *bytes, uint64_t *evictions);
 
 /**
  * Keep decoded types in state_dir (one file per namespace `uri`, lines
@@ -64,14 +71,16 @@ const struct cat_obj *ckinfo_ckpt_object(const struct cat_ckpt *c);
  * once per object version (key, size, mtime) by pstuff_summarize() in
  * windows of 64 KiB from src->be, which step over the states by their
  * length prefixes, then remembered in memory and in state_dir beside the
- * types (ckinfo_persist), so a later walk or mount reads nothing.  0 and
- * *out (owned by the table: valid as long as it); -EPROTO when the object
+ * types (ckinfo_persist), so a later walk or mount reads nothing; at most
+ * info_cache_max_entries / _mb in memory (ckinfo_set_summary_caps).  0 and
+ * *out, the caller's copy (free it with pstuff_summary_free; zeroed on any
+ * error); -EPROTO when the object
  * does not decode; the store's -errno; -EAGAIN for two deadlines after a
  * read timed out (as ckinfo_type).  -EPROTO is remembered in memory for
  * that version; a read error is not.
  */
 int ckinfo_summary(struct ckinfo_table *t, const struct ckinfo_src *src,
-		   const struct cat_obj *o, const struct pstuff_summary **out);
+		   const struct cat_obj *o, struct pstuff_summary *out);
 
 /**
  * Summarise, with a few threads, the checkpoints of pipeline `cp` not yet

@@ -22,9 +22,13 @@ int stfs_init(struct stfs *fs)
 				       fs->conf.walsum_max_entries,
 				       (size_t)fs->conf.walsum_max_mb << 20);
 	fs->ck = ckinfo_new();
-	if (fs->ck)
+	if (fs->ck) {
 		ckinfo_set_caps(fs->ck, fs->conf.type_cache_max_entries,
 				(size_t)fs->conf.type_cache_max_mb << 20);
+		ckinfo_set_summary_caps(fs->ck, fs->conf.info_cache_max_entries,
+					(size_t)fs->conf.info_cache_max_mb
+						<< 20);
+	}
 	fs->uid = getuid();
 	fs->gid = getgid();
 	fs->read_gid = fs->gid;

@@ -422,7 +422,8 @@ int render_ckpt_info(struct view *v, const struct job_view *jv, int32_t pipe_id,
 {
 	static const char prefix[] = "ActionStateKey - ";
 	const struct cat_obj *o = ckinfo_ckpt_object(c);
-	const struct pstuff_summary *s;
+	struct pstuff_summary sum;
+	const struct pstuff_summary *s = &sum;
 	const struct pstuff_ckpt *k;
 	uint64_t bytes = 0, size = 0, acked = 0;
 	char label[64];
@@ -430,7 +431,7 @@ int render_ckpt_info(struct view *v, const struct job_view *jv, int32_t pipe_id,
 
 	if (!o)
 		return -ENOENT;
-	rc = ckinfo_summary(v->fs->ck, STFS_CK_SRC(v->fs), o, &s);
+	rc = ckinfo_summary(v->fs->ck, STFS_CK_SRC(v->fs), o, &sum);
 	if (rc)
 		return rc == -EPROTO ? -EIO : rc;
 	k = &s->ck;
@@ -509,6 +510,7 @@ int render_ckpt_info(struct view *v, const struct job_view *jv, int32_t pipe_id,
 	    s->n_stats > PSTUFF_SUM_MAX_ENT)
 		buf_printf(out, INFO_FMT "only the first %d shown\n", "note",
 			   PSTUFF_SUM_MAX_ENT);
+	pstuff_summary_free(&sum);
 	return 0;
 }
 
@@ -533,18 +535,25 @@ int render_pipe_status(struct view *v, const struct job_view *jv,
 	for (size_t i = 0; i < p->n_ckpts; i++) {
 		const struct cat_ckpt *c = &p->ckpts[i];
 		const struct cat_obj *o = ckinfo_ckpt_object(c);
+		struct pstuff_summary sum;
 		const struct pstuff_summary *s = NULL;
 		char dur[32] = "-";
+		char type[32] = "-";
 		int64_t wts = 0;
 
 		/* type and duration from the checkpoint's summary (the one
 		 * `info` shows: decoded once per object version; prefetched
 		 * above) */
-		if (o && ckinfo_summary(v->fs->ck, STFS_CK_SRC(v->fs), o, &s))
-			s = NULL;
-		if (s)
+		if (o &&
+		    ckinfo_summary(v->fs->ck, STFS_CK_SRC(v->fs), o, &sum) == 0)
+			s = &sum;
+		if (s) {
 			snprintf(dur, sizeof(dur), "%" PRId64 "ms",
 				 s->ck.completed_ts - s->ck.trigger_ts);
+			snprintf(type, sizeof(type), "%s",
+				 ckpt_type_name(s->ck.type));
+			pstuff_summary_free(&sum);
+		}
 
 		for (size_t j = 0; j < c->n_objs; j++)
 			if (c->objs[j]->kind == CAT_REAL &&
@@ -556,8 +565,7 @@ int render_pipe_status(struct view *v, const struct job_view *jv,
 			   "%-12" PRId64 " %-7zu %-10" PRIu64
 			   " %-24s %-7s %-10s %-9s %s\n",
 			   c->id, c->n_objs, c->bytes, t,
-			   c->doc ? "doc" : "real",
-			   s ? ckpt_type_name(s->ck.type) : "-", dur,
+			   c->doc ? "doc" : "real", type, dur,
 			   c->restore_point ? "restore point"
 			   : c->only_tmp    ? "in flight"
 					    : "superseded");

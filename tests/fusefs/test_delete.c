@@ -1078,10 +1078,87 @@ static void test_type_cache_cap(void **st)
 	assert_true(n <= 2);
 }
 
+/* Issue 14 item 3: the checkpoint summaries behind `info` are capped by
+ * info_cache_max_entries (conf table, applied by stfs_init): past the cap
+ * the oldest summary goes, the table never holds more, and a dropped one
+ * is decoded again to the same summary; the newest stay cached (no read). */
+static void test_summary_cache_cap(void **st)
+{
+	static const char *const keys[] = {CKPT, SP, RP};
+	struct fx *f = *st;
+	struct pstuff_summary s[3], again;
+	struct catalog *c;
+	size_t n, bytes;
+	uint64_t ev;
+	unsigned r0;
+
+	/* stfs_init applied the conf default */
+	ckinfo_get_summary_stats(f->fs.ck, &n, &bytes, &ev);
+	assert_int_equal(n, 0);
+	assert_true(conf_default_u("info_cache_max_entries") > 0);
+	ckinfo_set_summary_caps(f->fs.ck, 2, 0);
+	assert_int_equal(catalog_build_job(f->be, JOB, &c), 0);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(ckinfo_summary(f->fs.ck, STFS_CK_SRC(&f->fs),
+						find_obj(c, keys[i]), &s[i]),
+				 0);
+		ckinfo_get_summary_stats(f->fs.ck, &n, &bytes, &ev);
+		assert_true(n <= 2);
+	}
+	assert_int_equal(n, 2);
+	assert_int_equal(ev, 1);
+	assert_true(bytes > 0);
+	assert_int_equal(s[1].ck.type, CKPT_SAVEPOINT);
+	/* the two newest: no read */
+	r0 = fake_be_calls(f->be, FAKE_READ);
+	for (size_t i = 1; i < 3; i++) {
+		assert_int_equal(ckinfo_summary(f->fs.ck, STFS_CK_SRC(&f->fs),
+						find_obj(c, keys[i]), &again),
+				 0);
+		assert_int_equal(again.ck.type, s[i].ck.type);
+		pstuff_summary_free(&again);
+	}
+	assert_int_equal(fake_be_calls(f->be, FAKE_READ), r0);
+	/* the dropped one: read again, the same summary */
+	assert_int_equal(ckinfo_summary(f->fs.ck, STFS_CK_SRC(&f->fs),
+					find_obj(c, keys[0]), &again),
+			 0);
+	assert_true(fake_be_calls(f->be, FAKE_READ) > r0);
+	assert_int_equal(again.ck.type, s[0].ck.type);
+	assert_int_equal(again.ck.checkpoint_id, s[0].ck.checkpoint_id);
+	assert_int_equal(again.ck.completed_ts, s[0].ck.completed_ts);
+	assert_int_equal(again.n_actions, s[0].n_actions);
+	assert_int_equal(again.n_stats, s[0].n_stats);
+	if (again.n_actions)
+		assert_memory_equal(
+			again.actions, s[0].actions,
+			sizeof(*again.actions) *
+				(again.n_actions < PSTUFF_SUM_MAX_ENT
+					 ? again.n_actions
+					 : PSTUFF_SUM_MAX_ENT));
+	pstuff_summary_free(&again);
+	ckinfo_get_summary_stats(f->fs.ck, &n, &bytes, &ev);
+	assert_int_equal(n, 2);
+	assert_int_equal(ev, 2);
+	/* the byte cap alone: one summary's worth keeps one */
+	ckinfo_set_summary_caps(f->fs.ck, 0, bytes / 2 + 1);
+	assert_int_equal(ckinfo_summary(f->fs.ck, STFS_CK_SRC(&f->fs),
+					find_obj(c, keys[1]), &again),
+			 0);
+	pstuff_summary_free(&again);
+	ckinfo_get_summary_stats(f->fs.ck, &n, &bytes, &ev);
+	assert_int_equal(n, 1);
+	for (size_t i = 0; i < 3; i++)
+		pstuff_summary_free(&s[i]);
+	catalog_put(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_type_cache_cap, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_summary_cache_cap, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(
 			test_unknown_type_is_protected_and_not_cached, setup,
