@@ -11,6 +11,7 @@
 #include "model/catalog.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,8 +217,12 @@ static void job_arrays_free(struct cat_job *jb)
 	free(jb->strays);
 }
 
+/* a catalog of this many objects gives its memory back when freed */
+#define CAT_TRIM_OBJS 4096
+
 static void catalog_free(struct catalog *c)
 {
+	bool big = !c->base && c->n_objs >= CAT_TRIM_OBJS;
 	size_t i;
 
 	/* a derived catalog frees only the jobs it rebuilt */
@@ -233,6 +238,8 @@ static void catalog_free(struct catalog *c)
 	free(c->pool);
 	catalog_put(c->base);
 	free(c);
+	if (big)
+		malloc_trim(0); /* README "Memory": the old listing's pages */
 }
 
 struct catalog *catalog_get(struct catalog *c)
@@ -479,9 +486,13 @@ static const char *job_comp(const char *key, size_t *len)
 	return key;
 }
 
-/* `owners`: one per entry (from a backend's listing), or NULL */
+/* `owners`: one per entry (from a backend's listing), or NULL;
+ * `release(cookie)`, when set, is called as soon as the entries (and
+ * owners) are no longer read, before the catalog's own arrays are made:
+ * the listing and the catalog are not both alive at the peak */
 static int from_entries(const struct cat_entry *ents,
 			const struct be_owner *owners, size_t n,
+			void (*release)(void *cookie), void *cookie,
 			struct catalog **out)
 {
 	const struct cat_entry **sorted = NULL, *prev = NULL;
@@ -496,8 +507,11 @@ static int from_entries(const struct cat_entry *ents,
 
 	*out = NULL;
 	c = calloc(1, sizeof(*c));
-	if (!c)
+	if (!c) {
+		if (release)
+			release(cookie);
 		return -ENOMEM;
+	}
 	c->refs = 1;
 	c->built_ms = now_ms();
 	c->built_mono_ms = mono_ms();
@@ -561,6 +575,12 @@ static int from_entries(const struct cat_entry *ents,
 		pp += len;
 		nb++;
 	}
+	free(sorted);
+	sorted = NULL;
+	if (release) {
+		release(cookie);
+		release = NULL;
+	}
 	qsort(bo, nb, sizeof(*bo), cmp_bobj);
 	/* a documented name equal to a real one in the same checkpoint
 	 * would show twice in one directory: keep the real one */
@@ -604,11 +624,15 @@ static int from_entries(const struct cat_entry *ents,
 done:
 	free(bo);
 	free(sorted);
+	if (release)
+		release(cookie);
 	*out = c;
 	return 0;
 fail:
 	free(bo);
 	free(sorted);
+	if (release)
+		release(cookie);
 	catalog_free(c);
 	return -ENOMEM;
 }
@@ -810,13 +834,18 @@ fail_hit:
 int catalog_from_entries(const struct cat_entry *ents, size_t n,
 			 struct catalog **out)
 {
-	return from_entries(ents, NULL, n, out);
+	return from_entries(ents, NULL, n, NULL, NULL, out);
 }
 
+/* A listing: the keys in one pool (offsets while it grows, pointers once
+ * it is complete), not one allocation per object. */
 struct collect {
 	struct cat_entry *v;
 	struct be_owner *owners; /* one per entry of v */
+	size_t *off;		 /* per entry: its key's offset in pool */
 	size_t n, cap;
+	char *pool;
+	size_t pool_len, pool_cap;
 	const char *prefix;
 	bool nomem;
 };
@@ -826,7 +855,6 @@ static int collect_fill(void *cookie, const char *name,
 {
 	struct collect *col = cookie;
 	size_t pl = strlen(col->prefix), nl = strlen(name);
-	char *k;
 
 	if (attr->type != BE_FILE)
 		return 0;
@@ -834,6 +862,7 @@ static int collect_fill(void *cookie, const char *name,
 		size_t ncap = col->cap ? col->cap * 2 : 256;
 		struct cat_entry *nv = realloc(col->v, ncap * sizeof(*nv));
 		struct be_owner *no;
+		size_t *noff;
 
 		if (!nv)
 			goto nomem;
@@ -842,15 +871,30 @@ static int collect_fill(void *cookie, const char *name,
 		if (!no)
 			goto nomem;
 		col->owners = no;
+		noff = realloc(col->off, ncap * sizeof(*noff));
+		if (!noff)
+			goto nomem;
+		col->off = noff;
 		col->cap = ncap;
 	}
-	k = malloc(pl + nl + 1);
-	if (!k)
-		goto nomem;
-	memcpy(k, col->prefix, pl);
-	memcpy(k + pl, name, nl + 1);
+	if (col->pool_cap - col->pool_len < pl + nl + 1) {
+		size_t ncap = col->pool_cap ? col->pool_cap : 4096;
+		char *np;
+
+		while (ncap - col->pool_len < pl + nl + 1)
+			ncap *= 2;
+		np = realloc(col->pool, ncap);
+		if (!np)
+			goto nomem;
+		col->pool = np;
+		col->pool_cap = ncap;
+	}
+	memcpy(col->pool + col->pool_len, col->prefix, pl);
+	memcpy(col->pool + col->pool_len + pl, name, nl + 1);
+	col->off[col->n] = col->pool_len;
+	col->pool_len += pl + nl + 1;
 	col->v[col->n++] = (struct cat_entry){
-		.key = k,
+		.key = NULL, /* set from off[] once the pool stops moving */
 		.size = attr->size,
 		.mtime_ns = attr->mtime_ns,
 	};
@@ -861,14 +905,15 @@ nomem:
 	return 1;
 }
 
-static void collect_release(struct collect *col)
+static void collect_release(void *cookie)
 {
-	size_t i;
+	struct collect *col = cookie;
 
-	for (i = 0; i < col->n; i++)
-		free((void *)(uintptr_t)col->v[i].key);
 	free(col->v);
 	free(col->owners);
+	free(col->off);
+	free(col->pool);
+	memset(col, 0, sizeof(*col));
 }
 
 /* list `dir` recursively into col; a missing dir lists nothing */
@@ -897,10 +942,17 @@ static int build_from(struct backend *be, const char *const *dirs,
 	*out = NULL;
 	for (i = 0; i < nd && rc == 0; i++)
 		rc = collect_dir(be, dirs[i], prefixes[i], &col);
-	if (rc == 0)
-		rc = from_entries(col.v, col.owners, col.n, out);
-	collect_release(&col);
-	return rc;
+	if (rc) {
+		collect_release(&col);
+		return rc;
+	}
+	for (i = 0; i < col.n; i++)
+		col.v[i].key = col.pool + col.off[i];
+	free(col.off);
+	col.off = NULL;
+	/* from_entries releases the listing once it is copied */
+	return from_entries(col.v, col.owners, col.n, collect_release, &col,
+			    out);
 }
 
 int catalog_build(struct backend *be, struct catalog **out)

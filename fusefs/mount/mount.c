@@ -1,6 +1,7 @@
 #include "mount/mount.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +11,26 @@
 #include "util/log.h"
 #include "util/pcache.h"
 
+/*
+ * README "Memory": glibc gives every thread that contends an arena of its
+ * own (up to 8 per core); with 32 FUSE workers and a thread per refresh,
+ * each list and catalog built on another thread leaves its arena's pages
+ * behind (freed, not returned).  A few arenas, and large blocks (catalog
+ * arrays, engine answers) always in their own mappings, so that freeing
+ * an old snapshot gives its pages back at once.  MALLOC_ARENA_MAX and
+ * MALLOC_MMAP_THRESHOLD_ in the environment win.
+ */
+static void malloc_tune(void)
+{
+	if (!getenv("MALLOC_ARENA_MAX"))
+		mallopt(M_ARENA_MAX, STFS_MALLOC_ARENAS);
+	if (!getenv("MALLOC_MMAP_THRESHOLD_"))
+		mallopt(M_MMAP_THRESHOLD, STFS_MMAP_THRESHOLD);
+}
+
 int stfs_init(struct stfs *fs)
 {
+	malloc_tune();
 	pthread_mutex_init(&fs->cat_lock, NULL);
 	pthread_cond_init(&fs->cat_cond, NULL);
 	/* README "Memory": capped by entries and bytes, oldest out first */

@@ -41,6 +41,10 @@ struct ckinfo_table;
 /* how long a decoded IMap map is kept: its key changes with any write, so
  * this only bounds the memory of listings seen once */
 #define STFS_WALSUM_TTL_MS (3600u * 1000u)
+/* README "Memory": malloc arenas, and the size from which a block gets a
+ * mapping of its own (returned to the system when freed) */
+#define STFS_MALLOC_ARENAS  2
+#define STFS_MMAP_THRESHOLD ((size_t)256 << 10)
 struct release_store;
 struct audit;
 struct decision_cache;
