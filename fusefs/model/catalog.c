@@ -19,12 +19,24 @@
 /* classes, in the order a job's objects are sorted */
 enum { CLS_PIPE = 0, CLS_SP = 1, CLS_STRAY = 2 };
 
-struct bobj {
-	struct cat_obj o;
-	const char *job; /* into o.key, not terminated */
-	size_t jlen;
-	int cls;
-};
+/* The job id of an object (into its key, not terminated) and its class:
+ * derived from the key and kind, so that the builder sorts the catalog's
+ * own array and needs no second copy of every object. */
+static const char *obj_job(const struct cat_obj *o, size_t *len)
+{
+	const char *j = o->kind == CAT_DOC_SP ? o->key + 10 : o->key;
+	const char *e = strchr(j, '/');
+
+	*len = e ? (size_t)(e - j) : strlen(j);
+	return j;
+}
+
+static int obj_cls(const struct cat_obj *o)
+{
+	return o->kind == CAT_DOC_SP  ? CLS_SP
+	       : o->kind == CAT_STRAY ? CLS_STRAY
+				      : CLS_PIPE;
+}
 
 /* ---- key validation and classification */
 
@@ -98,17 +110,17 @@ static bool parse_doc(const char *rest, int32_t *pid, int64_t *cid,
 	return true;
 }
 
-/* classify `key` (already sane, in the pool) into *b; false: ignored */
-static bool classify(char *key, struct bobj *b)
+/* classify `key` (already sane, in the pool) into *o; false: ignored */
+static bool classify(char *key, struct cat_obj *o)
 {
 	char *s = strchr(key, '/'), *rest, *s2;
 	size_t c0 = s ? (size_t)(s - key) : 0;
 	const char *name;
 
-	memset(b, 0, sizeof(*b));
-	b->o.key = key;
-	b->o.checkpoint_id = -1;
-	b->o.pipeline_id = -1;
+	memset(o, 0, sizeof(*o));
+	o->key = key;
+	o->checkpoint_id = -1;
+	o->pipeline_id = -1;
 	if (!s)
 		return false; /* a file at the top level */
 	if (c0 == 9 && !memcmp(key, "savepoint", 9)) {
@@ -116,47 +128,41 @@ static bool classify(char *key, struct bobj *b)
 		s2 = strchr(rest, '/');
 		if (!s2 || !jobid_canonical(rest, (size_t)(s2 - rest)))
 			return false;
-		b->job = rest;
-		b->jlen = (size_t)(s2 - rest);
-		b->cls = CLS_SP;
-		b->o.kind = CAT_DOC_SP;
-		b->o.name = s2 + 1;
+		o->kind = CAT_DOC_SP;
+		o->name = s2 + 1;
 		return true;
 	}
 	if (!jobid_canonical(key, c0))
 		return false;
-	b->job = key;
-	b->jlen = c0;
 	rest = s + 1;
-	if (!strchr(rest, '/') && layout_parse_real(rest, &b->o.rn) == 0) {
-		b->cls = CLS_PIPE;
-		b->o.kind = CAT_REAL;
-		b->o.name = rest;
-		b->o.pipeline_id = b->o.rn.pipeline_id;
-		b->o.checkpoint_id = b->o.rn.checkpoint_id;
+	if (!strchr(rest, '/') && layout_parse_real(rest, &o->rn) == 0) {
+		o->kind = CAT_REAL;
+		o->name = rest;
+		o->pipeline_id = o->rn.pipeline_id;
+		o->checkpoint_id = o->rn.checkpoint_id;
 		return true;
 	}
-	if (parse_doc(rest, &b->o.pipeline_id, &b->o.checkpoint_id, &name)) {
-		b->cls = CLS_PIPE;
-		b->o.kind = CAT_DOC;
-		b->o.name = (char *)(uintptr_t)name;
+	if (parse_doc(rest, &o->pipeline_id, &o->checkpoint_id, &name)) {
+		o->kind = CAT_DOC;
+		o->name = (char *)(uintptr_t)name;
 		return true;
 	}
-	b->cls = CLS_STRAY;
-	b->o.kind = CAT_STRAY;
-	b->o.name = rest;
-	b->o.pipeline_id = -1;
-	b->o.checkpoint_id = -1;
+	o->kind = CAT_STRAY;
+	o->name = rest;
+	o->pipeline_id = -1;
+	o->checkpoint_id = -1;
 	return true;
 }
 
-static void make_stray(struct bobj *b)
+static void make_stray(struct cat_obj *o)
 {
-	b->cls = CLS_STRAY;
-	b->o.kind = CAT_STRAY;
-	b->o.name = b->o.key + b->jlen + 1;
-	b->o.pipeline_id = -1;
-	b->o.checkpoint_id = -1;
+	size_t jlen;
+
+	obj_job(o, &jlen);
+	o->kind = CAT_STRAY;
+	o->name = o->key + jlen + 1;
+	o->pipeline_id = -1;
+	o->checkpoint_id = -1;
 }
 
 /* ---- sorting */
@@ -168,39 +174,43 @@ static int cmp_entry_key(const void *a, const void *b)
 	return strcmp((*x)->key, (*y)->key);
 }
 
-static int cmp_job(const struct bobj *x, const struct bobj *y)
+static int cmp_job(const struct cat_obj *x, const struct cat_obj *y)
 {
+	size_t xl, yl;
+	const char *xj = obj_job(x, &xl), *yj = obj_job(y, &yl);
 	int c;
 
-	if (x->jlen != y->jlen)
-		return x->jlen < y->jlen ? -1 : 1;
-	c = memcmp(x->job, y->job, x->jlen);
+	if (xl != yl)
+		return xl < yl ? -1 : 1;
+	c = memcmp(xj, yj, xl);
 	return (c > 0) - (c < 0);
 }
 
-static int cmp_bobj(const void *a, const void *b)
+static int cmp_obj(const void *a, const void *b)
 {
-	const struct bobj *x = a, *y = b;
-	int c = cmp_job(x, y);
+	const struct cat_obj *x = a, *y = b;
+	int c = cmp_job(x, y), xc, yc;
 
 	if (c)
 		return c;
-	if (x->cls != y->cls)
-		return x->cls < y->cls ? -1 : 1;
-	if (x->cls == CLS_PIPE) {
-		if (x->o.pipeline_id != y->o.pipeline_id)
-			return x->o.pipeline_id < y->o.pipeline_id ? -1 : 1;
-		if (x->o.checkpoint_id != y->o.checkpoint_id)
-			return x->o.checkpoint_id < y->o.checkpoint_id ? -1 : 1;
+	xc = obj_cls(x);
+	yc = obj_cls(y);
+	if (xc != yc)
+		return xc < yc ? -1 : 1;
+	if (xc == CLS_PIPE) {
+		if (x->pipeline_id != y->pipeline_id)
+			return x->pipeline_id < y->pipeline_id ? -1 : 1;
+		if (x->checkpoint_id != y->checkpoint_id)
+			return x->checkpoint_id < y->checkpoint_id ? -1 : 1;
 	}
-	return strcmp(x->o.name, y->o.name);
+	return strcmp(x->name, y->name);
 }
 
-static bool same_ckpt(const struct bobj *x, const struct bobj *y)
+static bool same_ckpt(const struct cat_obj *x, const struct cat_obj *y)
 {
-	return !cmp_job(x, y) && x->cls == CLS_PIPE && y->cls == CLS_PIPE &&
-	       x->o.pipeline_id == y->o.pipeline_id &&
-	       x->o.checkpoint_id == y->o.checkpoint_id;
+	return !cmp_job(x, y) && obj_cls(x) == CLS_PIPE &&
+	       obj_cls(y) == CLS_PIPE && x->pipeline_id == y->pipeline_id &&
+	       x->checkpoint_id == y->checkpoint_id;
 }
 
 /* ---- freeing */
@@ -413,17 +423,17 @@ static struct cat_obj **ptr_run(struct cat_obj *objs, size_t a, size_t b)
 	return v;
 }
 
-/* one job: objects [a, b) of objs, classes in bo[]; jb->id is set */
-static int build_job(struct cat_obj *objs, struct cat_job *jb,
-		     const struct bobj *bo, size_t a, size_t b)
+/* one job: objects [a, b) of objs, sorted by cmp_obj; jb->id is set */
+static int build_job(struct cat_obj *objs, struct cat_job *jb, size_t a,
+		     size_t b)
 {
 	size_t pe = a, se, i, s, n = 0;
 	int rc;
 
-	while (pe < b && bo[pe].cls == CLS_PIPE)
+	while (pe < b && obj_cls(&objs[pe]) == CLS_PIPE)
 		pe++;
 	se = pe;
-	while (se < b && bo[se].cls == CLS_SP)
+	while (se < b && obj_cls(&objs[se]) == CLS_SP)
 		se++;
 
 	for (i = a; i < pe; i++)
@@ -498,7 +508,7 @@ static int from_entries(const struct cat_entry *ents,
 	const struct cat_entry **sorted = NULL, *prev = NULL;
 	const char *jc, *pjc = NULL;
 	size_t jl, pjl = 0;
-	struct bobj *bo = NULL;
+	struct cat_obj *bo = NULL, *shrunk;
 	struct catalog *c;
 	size_t i, ns = 0, nb = 0, pool_sz = 0, njobs = 0, s;
 	char *pp;
@@ -552,8 +562,9 @@ static int from_entries(const struct cat_entry *ents,
 		}
 	}
 
+	/* the objects are classified into the catalog's own array */
 	c->pool = malloc(pool_sz ? pool_sz : 1);
-	bo = calloc(ns ? ns : 1, sizeof(*bo));
+	c->objs = bo = calloc(ns ? ns : 1, sizeof(*bo));
 	if (!c->pool || !bo)
 		goto fail;
 	pp = c->pool;
@@ -568,10 +579,10 @@ static int from_entries(const struct cat_entry *ents,
 			c->n_ignored++;
 			continue; /* its pool bytes are simply unused */
 		}
-		bo[nb].o.size = sorted[i]->size;
-		bo[nb].o.mtime_ns = sorted[i]->mtime_ns;
+		bo[nb].size = sorted[i]->size;
+		bo[nb].mtime_ns = sorted[i]->mtime_ns;
 		if (owners)
-			bo[nb].o.owner = owners[sorted[i] - ents];
+			bo[nb].owner = owners[sorted[i] - ents];
 		pp += len;
 		nb++;
 	}
@@ -581,26 +592,27 @@ static int from_entries(const struct cat_entry *ents,
 		release(cookie);
 		release = NULL;
 	}
-	qsort(bo, nb, sizeof(*bo), cmp_bobj);
+	if (nb < ns) {
+		shrunk = realloc(bo, (nb ? nb : 1) * sizeof(*bo));
+		if (shrunk)
+			c->objs = bo = shrunk;
+	}
+	qsort(bo, nb, sizeof(*bo), cmp_obj);
 	/* a documented name equal to a real one in the same checkpoint
 	 * would show twice in one directory: keep the real one */
 	for (i = 1; i < nb; i++) {
 		if (!same_ckpt(&bo[i - 1], &bo[i]) ||
-		    strcmp(bo[i - 1].o.name, bo[i].o.name))
+		    strcmp(bo[i - 1].name, bo[i].name))
 			continue;
-		make_stray(bo[i - 1].o.kind == CAT_DOC ? &bo[i - 1] : &bo[i]);
+		make_stray(bo[i - 1].kind == CAT_DOC ? &bo[i - 1] : &bo[i]);
 		demoted = true;
 	}
 	if (demoted)
-		qsort(bo, nb, sizeof(*bo), cmp_bobj);
+		qsort(bo, nb, sizeof(*bo), cmp_obj);
 
-	c->objs = calloc(nb ? nb : 1, sizeof(*c->objs));
-	if (!c->objs)
-		goto fail;
 	c->n_objs = nb;
 	for (i = 0; i < nb; i++) {
-		c->objs[i] = bo[i].o;
-		c->bytes += bo[i].o.size;
+		c->bytes += bo[i].size;
 		if (i == 0 || cmp_job(&bo[i - 1], &bo[i]))
 			njobs++;
 	}
@@ -610,26 +622,28 @@ static int from_entries(const struct cat_entry *ents,
 			goto fail;
 	}
 	for (s = 0, i = 1; i <= nb && nb; i++) {
+		size_t jlen;
+		const char *job;
+
 		if (i < nb && !cmp_job(&bo[s], &bo[i]))
 			continue;
-		memcpy(pp, bo[s].job, bo[s].jlen);
-		pp[bo[s].jlen] = '\0';
+		job = obj_job(&bo[s], &jlen);
+		memcpy(pp, job, jlen);
+		pp[jlen] = '\0';
 		c->jobs[c->n_jobs].id = pp;
-		pp += bo[s].jlen + 1;
-		rc = build_job(c->objs, &c->jobs[c->n_jobs++], bo, s, i);
+		pp += jlen + 1;
+		rc = build_job(c->objs, &c->jobs[c->n_jobs++], s, i);
 		if (rc < 0)
 			goto fail;
 		s = i;
 	}
 done:
-	free(bo);
 	free(sorted);
 	if (release)
 		release(cookie);
 	*out = c;
 	return 0;
 fail:
-	free(bo);
 	free(sorted);
 	if (release)
 		release(cookie);
@@ -667,7 +681,7 @@ static void job_each_obj(const struct cat_job *jb,
 struct keep {
 	const char *const *keys;
 	size_t n_keys;
-	struct bobj *bo;
+	struct cat_obj *objs; /* the kept ones, in the catalog's order */
 	size_t n;
 	size_t dropped;
 	uint64_t dropped_bytes;
@@ -676,21 +690,17 @@ struct keep {
 static void keep_obj(void *cookie, const struct cat_obj *o)
 {
 	struct keep *k = cookie;
-	struct bobj *b;
+	struct cat_obj *b;
 
 	if (key_in(o->key, k->keys, k->n_keys)) {
 		k->dropped++;
 		k->dropped_bytes += o->size;
 		return;
 	}
-	b = &k->bo[k->n++];
-	memset(b, 0, sizeof(*b));
-	b->o = *o;
-	b->o.restore_point = false; /* chosen again */
-	b->o.of = NULL;		    /* linked again, to the copies */
-	b->cls = o->kind == CAT_DOC_SP	? CLS_SP
-		 : o->kind == CAT_STRAY ? CLS_STRAY
-					: CLS_PIPE;
+	b = &k->objs[k->n++];
+	*b = *o;
+	b->restore_point = false; /* chosen again */
+	b->of = NULL;		  /* linked again, to the copies */
 }
 
 /*
@@ -701,40 +711,32 @@ static int rebuild_job(struct catalog *d, const struct cat_job *old,
 		       const char *const *keys, size_t n_keys,
 		       struct cat_job *jb, size_t *left, struct keep *k)
 {
-	struct cat_obj *objs = NULL, **nb;
-	size_t i;
+	struct cat_obj **nb;
 	int rc;
 
 	memset(k, 0, sizeof(*k));
 	k->keys = keys;
 	k->n_keys = n_keys;
-	k->bo = calloc(old->n_objs ? old->n_objs : 1, sizeof(*k->bo));
-	if (!k->bo)
+	k->objs = calloc(old->n_objs ? old->n_objs : 1, sizeof(*k->objs));
+	if (!k->objs)
 		return -ENOMEM;
 	job_each_obj(old, keep_obj, k);
 	*left = k->n;
 	memset(jb, 0, sizeof(*jb));
 	jb->id = old->id;
 	if (k->n == 0) {
-		free(k->bo);
+		free(k->objs);
 		return 0;
 	}
-	objs = calloc(k->n, sizeof(*objs));
 	nb = realloc(d->blocks, (d->n_blocks + 1) * sizeof(*nb));
-	if (!objs || !nb) {
-		free(objs);
-		if (nb)
-			d->blocks = nb;
-		free(k->bo);
+	if (!nb) {
+		free(k->objs);
 		return -ENOMEM;
 	}
 	d->blocks = nb;
-	d->blocks[d->n_blocks++] = objs;
-	/* the order kept is the order build_job needs (cmp_bobj's) */
-	for (i = 0; i < k->n; i++)
-		objs[i] = k->bo[i].o;
-	rc = build_job(objs, jb, k->bo, 0, k->n);
-	free(k->bo);
+	d->blocks[d->n_blocks++] = k->objs; /* d owns them now */
+	/* the order kept is the order build_job needs (cmp_obj's) */
+	rc = build_job(k->objs, jb, 0, k->n);
 	if (rc < 0)
 		job_arrays_free(jb);
 	return rc;
