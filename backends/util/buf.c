@@ -112,6 +112,14 @@ char *buf_detach(struct buf *b, size_t *len)
 {
 	char *p = b->data;
 
+	/* README "Memory": what is kept (a cached pseudo-file) keeps its
+	 * length, not the doubling's slack (up to as much again) */
+	if (p && b->cap - b->len > 64) {
+		char *q = realloc(p, b->len + 1);
+
+		if (q)
+			p = q;
+	}
 	if (!p)
 		p = calloc(1, 1);
 	if (len)

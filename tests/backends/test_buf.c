@@ -3,6 +3,7 @@
  * error that keeps a renderer from publishing a truncated text.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -86,6 +87,29 @@ static void test_buf_detach_empty_is_string(void **state)
 	free(p);
 }
 
+/* README "Memory": a detached text (a cached pseudo-file) keeps its length,
+ * not the doubling's slack: 3,000 bytes appended grow the buffer to 4,096 */
+static void test_buf_detach_fits(void **state)
+{
+	struct buf b;
+	char chunk[100];
+	size_t len;
+	char *p;
+
+	(void)state;
+	memset(chunk, 'x', sizeof(chunk));
+	buf_init(&b, 1 << 20);
+	for (int i = 0; i < 30; i++)
+		assert_int_equal(buf_append(&b, chunk, sizeof(chunk)), 0);
+	p = buf_detach(&b, &len);
+	assert_non_null(p);
+	assert_int_equal(len, 3000);
+	assert_int_equal(p[len], '\0');
+	assert_int_equal(p[len - 1], 'x');
+	assert_true(malloc_usable_size(p) < 3000 + 64);
+	free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -93,6 +117,7 @@ int main(void)
 		cmocka_unit_test(test_buf_cap_refused_and_sticky),
 		cmocka_unit_test(test_buf_reset_and_release_clear_error),
 		cmocka_unit_test(test_buf_detach_empty_is_string),
+		cmocka_unit_test(test_buf_detach_fits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
