@@ -255,12 +255,15 @@ static struct pc_entry *pc_insert(struct pcache *pc, const char *path,
 		pc_forget(pc, old);
 		break;
 	}
-	if (cheap && ((pc->max_entries && pc->count + 1 > pc->max_entries) ||
-		      (pc->max_bytes && pc->bytes + e->cost > pc->max_bytes))) {
-		/* no room: a cheap entry is not stored (the cache's reference
-		 * becomes the caller's), so that the cheap entries stored
-		 * first stay instead of each being dropped before a walk
-		 * comes back to it */
+	if ((pc->max_bytes && e->cost > pc->max_bytes) ||
+	    (cheap &&
+	     ((pc->max_entries && pc->count + 1 > pc->max_entries) ||
+	      (pc->max_bytes && pc->bytes + e->cost > pc->max_bytes)))) {
+		/* no room: an entry larger than the whole cap, or a cheap one
+		 * while the caps are reached, is not stored (the cache's
+		 * reference becomes the caller's), so what is stored stays
+		 * instead of each being dropped before a walk comes back to
+		 * it (a big entry would empty the cache and then go itself) */
 		if (++pc->inserts_since_sweep > 8192)
 			pc_sweep(pc, now);
 		pthread_mutex_unlock(&pc->lock);
