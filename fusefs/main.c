@@ -281,7 +281,8 @@ int main(int argc, char *argv[])
 		goto out_args;
 	if (cli.help) {
 		usage(argv[0]);
-		fuse_lib_help(&args);
+		fuse_cmdline_help();
+		fuse_lowlevel_help();
 		ret = 0;
 		goto out_args;
 	}
@@ -358,7 +359,7 @@ int main(int argc, char *argv[])
 		goto out_fs;
 	}
 	engine_set_storage_ids(fs.engine, stfs_storage_ids, &fs);
-	http_set_abort_check(fuse_interrupted);
+	http_set_abort_check(ops_interrupted);
 	/* fs_init turns on libfuse's interrupt handling, which signals a
 	 * worker with SIGUSR1: that must not kill the daemon */
 	if (sigaction(SIGUSR1, &(struct sigaction){.sa_handler = ignore_signal},
