@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ROOT_ID 1 /* FUSE_ROOT_ID */
+#define ROOT_ID	     1 /* FUSE_ROOT_ID */
 #define PATH_MAX_LEN 4095
 
 struct inode {
