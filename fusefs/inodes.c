@@ -16,6 +16,7 @@ struct inode {
 	bool hashed; /* in by_path */
 	bool dir_known;
 	uint64_t dir_digest;
+	int64_t dir_ms; /* when the kernel took that listing */
 	struct inode *next_id, *next_path;
 };
 
@@ -309,7 +310,8 @@ void inodes_unhash(struct inodes *t, const char *path)
 	pthread_mutex_unlock(&t->lock);
 }
 
-bool inodes_dir_same(struct inodes *t, uint64_t ino, uint64_t digest)
+bool inodes_dir_same(struct inodes *t, uint64_t ino, uint64_t digest,
+		     int64_t now_ms, int64_t max_age_ms)
 {
 	struct inode *i;
 	bool same = false;
@@ -317,9 +319,13 @@ bool inodes_dir_same(struct inodes *t, uint64_t ino, uint64_t digest)
 	pthread_mutex_lock(&t->lock);
 	i = find_id(t, ino);
 	if (i) {
-		same = i->dir_known && i->dir_digest == digest;
-		i->dir_known = true;
-		i->dir_digest = digest;
+		same = i->dir_known && i->dir_digest == digest &&
+		       now_ms - i->dir_ms < max_age_ms;
+		if (!same) {
+			i->dir_known = true;
+			i->dir_digest = digest;
+			i->dir_ms = now_ms;
+		}
 	}
 	pthread_mutex_unlock(&t->lock);
 	return same;

@@ -12,9 +12,9 @@
  * Nodeids are never reused within a mount, so every generation is 1.
  * The root (FUSE_ROOT_ID, "/") is always there.
  *
- * Per directory the table keeps the digest of the listing last handed to
- * the kernel (opendir): the kernel may keep its cached listing only when
- * the new one has the same digest.
+ * Per directory the table keeps the digest of the listing the kernel last
+ * took and when: the kernel may keep its cached listing only when the new
+ * one has the same digest (inodes_dir_same).
  *
  * Thread-safe (one mutex, held for no longer than a hash lookup).
  */
@@ -49,11 +49,17 @@ uint64_t inodes_find(struct inodes *t, const char *path);
 /** `path` no longer names its node (removed). */
 void inodes_unhash(struct inodes *t, const char *path);
 /**
- * Directory `ino` is handed a listing of digest `digest`: whether the
- * previous listing handed out had the same digest (then the kernel's cached
- * copy is still right).  Records `digest` either way.
+ * Directory `ino` is opened with a listing of digest `digest` at `now_ms`:
+ * whether the kernel may keep its cached copy, i.e. the copy it was last
+ * made to take (the last time this said no) has the same digest and was
+ * taken less than `max_age_ms` ago, so that the names and attributes that
+ * came with it have not timed out in the kernel (a cached listing whose
+ * entries timed out costs one LOOKUP per entry, where listing again costs
+ * one READDIRPLUS per screenful).  When it says no, `digest` and `now_ms`
+ * are recorded as the copy the kernel takes now.
  */
-bool inodes_dir_same(struct inodes *t, uint64_t ino, uint64_t digest);
+bool inodes_dir_same(struct inodes *t, uint64_t ino, uint64_t digest,
+		     int64_t now_ms, int64_t max_age_ms);
 /** Forget the recorded listing of `ino` (the next one is not "the same"). */
 void inodes_dir_forget(struct inodes *t, uint64_t ino);
 /** Nodes in the table (the root included). */

@@ -387,9 +387,11 @@ static int dir_list(const char *path, struct tree_dir **out)
  * README "Performance, as measured here": the kernel caches every
  * listing (cache_readdir), and keeps its copy across this opendir
  * (keep_cache) only when the listing just taken names the same entries as
- * the one handed out before.  A walk after a change therefore sees it:
- * every opendir lists afresh, and only an unchanged listing is served from
- * the kernel's copy, sparing the readdir calls and the per-entry stat.
+ * the copy it holds, taken less than cache_ttl ago (inodes_dir_same).  A
+ * walk after a change therefore sees it: every opendir lists afresh, and
+ * only an unchanged listing is served from the kernel's copy, sparing the
+ * readdir calls and, while the entries it came with are valid, every
+ * per-entry LOOKUP.
  */
 static void ll_opendir(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
@@ -412,8 +414,9 @@ static void ll_opendir(fuse_req_t req, fuse_ino_t ino,
 		td = NULL;
 		fi->fh = (uint64_t)(uintptr_t)dh;
 		fi->cache_readdir = 1;
-		fi->keep_cache =
-			inodes_dir_same(g_nodes, ino, tree_dir_digest(dh->d));
+		fi->keep_cache = inodes_dir_same(
+			g_nodes, ino, tree_dir_digest(dh->d), mono_ms(),
+			(int64_t)g_fs->conf.cache_ttl_ms);
 	}
 	call_end(&d);
 	tree_dir_close(td);

@@ -112,13 +112,19 @@ static void test_dir_digest(void **state)
 	uint64_t d = inodes_ref(t, "/jobs");
 
 	(void)state;
-	assert_false(inodes_dir_same(t, d, 7)); /* nothing handed out yet */
-	assert_true(inodes_dir_same(t, d, 7));
-	assert_false(inodes_dir_same(t, d, 8)); /* the listing changed */
-	assert_true(inodes_dir_same(t, d, 8));
+	/* nothing handed out yet */
+	assert_false(inodes_dir_same(t, d, 7, 1000, 3000));
+	assert_true(inodes_dir_same(t, d, 7, 1500, 3000));
+	/* the age counts from when the kernel took it, not from the last
+	 * opendir that let it keep it */
+	assert_true(inodes_dir_same(t, d, 7, 3999, 3000));
+	assert_false(inodes_dir_same(t, d, 7, 4000, 3000)); /* timed out */
+	assert_true(inodes_dir_same(t, d, 7, 4100, 3000));  /* taken at 4000 */
+	assert_false(inodes_dir_same(t, d, 8, 4200, 3000)); /* changed */
+	assert_true(inodes_dir_same(t, d, 8, 4300, 3000));
 	inodes_dir_forget(t, d);
-	assert_false(inodes_dir_same(t, d, 8));
-	assert_false(inodes_dir_same(t, 9999, 8)); /* unknown node */
+	assert_false(inodes_dir_same(t, d, 8, 4400, 3000));
+	assert_false(inodes_dir_same(t, 9999, 8, 4400, 3000)); /* unknown */
 	inodes_free(t);
 }
 
