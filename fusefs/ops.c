@@ -365,6 +365,17 @@ struct dir_handle {
 	bool served;	    /* protected by lock; a readdir answered */
 };
 
+static void dir_handle_free(struct fuse_file_info *fi)
+{
+	struct dir_handle *dh = (struct dir_handle *)(uintptr_t)fi->fh;
+
+	if (dh) {
+		tree_dir_close(dh->d);
+		pthread_mutex_destroy(&dh->lock);
+		free(dh);
+	}
+}
+
 /* The listing of directory `path` (resolved afresh). */
 static int dir_list(const char *path, struct tree_dir **out)
 {
@@ -423,28 +434,18 @@ static void ll_opendir(fuse_req_t req, fuse_ino_t ino,
 	free(path);
 	if (rc) {
 		fuse_reply_err(req, -rc);
-		return;
-	}
-	if (fuse_reply_open(req, fi) == -ENOENT) {
+	} else if (fuse_reply_open(req, fi) == -ENOENT) {
 		/* interrupted: no releasedir will come */
 		inodes_dir_forget(g_nodes, ino);
-		tree_dir_close(dh->d);
-		pthread_mutex_destroy(&dh->lock);
-		free(dh);
+		dir_handle_free(fi);
 	}
 }
 
 static void ll_releasedir(fuse_req_t req, fuse_ino_t ino,
 			  struct fuse_file_info *fi)
 {
-	struct dir_handle *dh = (struct dir_handle *)(uintptr_t)fi->fh;
-
 	(void)ino;
-	if (dh) {
-		tree_dir_close(dh->d);
-		pthread_mutex_destroy(&dh->lock);
-		free(dh);
-	}
+	dir_handle_free(fi);
 	fuse_reply_err(req, 0);
 }
 
