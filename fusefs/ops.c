@@ -704,12 +704,18 @@ static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (off < 0) {
 		n = -EINVAL;
 	} else if (h->pe) {
-		/* served from the rendered content, no copy */
+		/* copied: once the kernel has the reply, the reader may close
+		 * the file and its RELEASE free the content while writev has
+		 * not returned (the sanitizers read the iovec after it) */
 		if ((size_t)off >= h->pe->len)
 			size = 0;
 		else if (size > h->pe->len - (size_t)off)
 			size = h->pe->len - (size_t)off;
 		n = (ssize_t)size;
+		if (size && (buf = malloc(size)))
+			memcpy(buf, h->pe->data + off, size);
+		else if (size)
+			n = -ENOMEM;
 	} else if (!(buf = malloc(size ? size : 1))) {
 		n = -ENOMEM;
 	} else {
@@ -720,8 +726,6 @@ static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	call_end(&d);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
-	else if (h->pe)
-		fuse_reply_buf(req, n ? h->pe->data + off : NULL, (size_t)n);
 	else
 		fuse_reply_buf(req, buf, (size_t)n);
 	free(buf);
