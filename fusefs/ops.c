@@ -1125,23 +1125,17 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		fuse_reply_attr(req, &st, g_ttl);
 }
 
-static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *b, size_t s,
-		     off_t o, struct fuse_file_info *fi)
+/* `echo release > restore` and `setfattr -n user.stfs.restore`: the
+ * release control of the job directory of `path` (README "Deleting
+ * safely") */
+static int control(fuse_req_t req, const char *path, const char *b, size_t s)
 {
-	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
 	struct caller c;
 	struct intr d;
-	char *path = NULL;
 	char job[64];
 	bool release;
 	int rc;
 
-	(void)o;
-	if (!h || !h->ctl || inodes_path(g_nodes, ino, &path)) {
-		free(path);
-		refuse(req);
-		return;
-	}
 	call_begin(&d, req);
 	rc = parse_control(b, s, &release);
 	if (rc == 0) {
@@ -1150,6 +1144,23 @@ static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *b, size_t s,
 		rc = delete_release(g_fs, &c, job, release);
 	}
 	call_end(&d);
+	return rc;
+}
+
+static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *b, size_t s,
+		     off_t o, struct fuse_file_info *fi)
+{
+	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
+	char *path = NULL;
+	int rc;
+
+	(void)o;
+	if (!h || !h->ctl || inodes_path(g_nodes, ino, &path)) {
+		free(path);
+		refuse(req);
+		return;
+	}
+	rc = control(req, path, b, s);
 	free(path);
 	if (rc)
 		fuse_reply_err(req, -rc);
@@ -1160,11 +1171,7 @@ static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *b, size_t s,
 static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			const char *value, size_t size, int flags)
 {
-	struct caller c;
-	struct intr d;
 	char *p = NULL;
-	bool release;
-	char job[64];
 	int rc;
 
 	(void)flags;
@@ -1175,14 +1182,7 @@ static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 		refuse(req);
 		return;
 	}
-	call_begin(&d, req);
-	rc = parse_control(value, size, &release);
-	if (rc == 0) {
-		get_caller(&c);
-		job_dir_of(p, job, sizeof(job));
-		rc = delete_release(g_fs, &c, job, release);
-	}
-	call_end(&d);
+	rc = control(req, p, value, size);
 	free(p);
 	fuse_reply_err(req, -rc);
 }
