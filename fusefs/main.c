@@ -2,9 +2,9 @@
  * main — stfs [options] MOUNTPOINT
  *
  * Order (sshfs): defaults, options, config file, imports, cross-checks,
- * sources, then fuse_main().  Anything wrong before the mount is printed as
- * "stfs: FILE:LINE: reason" (or "stfs: -o key: reason") and exits 1; after
- * the mount nothing exits.
+ * sources, then ops_main() (the FUSE session).  Anything wrong before the mount
+ * is printed as "stfs: FILE:LINE: reason" (or "stfs: -o key: reason") and exits
+ * 1; after the mount nothing exits.
  */
 #include <errno.h>
 #include <signal.h>
@@ -281,7 +281,8 @@ int main(int argc, char *argv[])
 		goto out_args;
 	if (cli.help) {
 		usage(argv[0]);
-		fuse_lib_help(&args);
+		fuse_cmdline_help();
+		fuse_lowlevel_help();
 		ret = 0;
 		goto out_args;
 	}
@@ -358,9 +359,9 @@ int main(int argc, char *argv[])
 		goto out_fs;
 	}
 	engine_set_storage_ids(fs.engine, stfs_storage_ids, &fs);
-	http_set_abort_check(fuse_interrupted);
-	/* fs_init turns on libfuse's interrupt handling, which signals a
-	 * worker with SIGUSR1: that must not kill the daemon */
+	http_set_abort_check(ops_interrupted);
+	/* an interrupted request's thread is sent SIGUSR1 (ops.c, as libfuse's
+	 * "-o intr" did): that must not kill the daemon */
 	if (sigaction(SIGUSR1, &(struct sigaction){.sa_handler = ignore_signal},
 		      NULL))
 		goto out_fs;

@@ -4,27 +4,90 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <fuse_lowlevel.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "fusefs/inodes.h"
+#include "fusefs/notify.h"
+#include "fusefs/signals.h"
 #include "model/ckinfo.h"
+#include "model/protostuff.h"
+#include "mount/mount.h"
 #include "policy/delete.h"
 #include "policy/imapdel.h"
 #include "util/log.h"
-#include "fusefs/notify.h"
-#include "model/protostuff.h"
 #include "view/render.h"
-#include "fusefs/signals.h"
-#include "mount/mount.h"
 #include "view/tree.h"
 
-static struct stfs *fs_ctx(void)
+/* one mount per process: set by ops_main before the session starts */
+static struct stfs *g_fs;
+static struct inodes *g_nodes;
+static double g_ttl; /* entry, attribute and negative timeouts (s) */
+
+/* ---- the request being served by this thread, and its interruption */
+
+static __thread fuse_req_t cur_req;
+
+/*
+ * Ctrl-C on a long cat/du reaches a hung remote call: the kernel's
+ * INTERRUPT marks the request (fuse_req_interrupted, which http.c polls
+ * through ops_interrupted) and, as libfuse's high-level "-o intr" did,
+ * SIGUSR1 is sent to the serving thread until it is done, so a blocked
+ * system call returns EINTR (main installs a handler that does nothing).
+ */
+struct intr {
+	pthread_t id;
+	bool finished; /* protected by intr_lock */
+};
+static pthread_mutex_t intr_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t intr_cond = PTHREAD_COND_INITIALIZER;
+
+static void intr_fn(fuse_req_t req, void *arg)
 {
-	return fuse_get_context()->private_data;
+	struct intr *d = arg;
+
+	(void)req;
+	if (pthread_equal(d->id, pthread_self()))
+		return; /* interrupted before it started: it polls */
+	pthread_mutex_lock(&intr_lock);
+	while (!d->finished) {
+		struct timespec ts;
+
+		pthread_kill(d->id, SIGUSR1);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&intr_cond, &intr_lock, &ts);
+	}
+	pthread_mutex_unlock(&intr_lock);
+}
+
+/* Every handler runs its work between call_begin and call_end, and
+ * replies after call_end (a reply frees the request). */
+static void call_begin(struct intr *d, fuse_req_t req)
+{
+	d->id = pthread_self();
+	d->finished = false;
+	cur_req = req;
+	fuse_req_interrupt_func(req, intr_fn, d);
+}
+
+static void call_end(struct intr *d)
+{
+	pthread_mutex_lock(&intr_lock);
+	d->finished = true;
+	pthread_cond_broadcast(&intr_cond);
+	pthread_mutex_unlock(&intr_lock);
+	fuse_req_interrupt_func(cur_req, NULL, NULL);
+	cur_req = NULL;
+}
+
+int ops_interrupted(void)
+{
+	return cur_req ? fuse_req_interrupted(cur_req) : 0;
 }
 
 /* An open file: a storage object (read through the backend) or a
@@ -38,14 +101,14 @@ struct handle {
 
 static void get_caller(struct caller *c)
 {
-	struct fuse_context *ctx = fuse_get_context();
+	const struct fuse_ctx *ctx = fuse_req_ctx(cur_req);
 	int n;
 
 	memset(c, 0, sizeof(*c));
 	c->uid = ctx->uid;
 	c->gid = ctx->gid;
 	c->pid = ctx->pid;
-	n = fuse_getgroups(64, c->groups);
+	n = fuse_req_getgroups(cur_req, 64, c->groups);
 	c->ngroups = n < 0 ? 0 : n > 64 ? 64 : n;
 }
 
@@ -109,56 +172,68 @@ static bool ops_caller_allowed(struct stfs *fs)
 	return delete_caller_allowed(fs, &c);
 }
 
-/* delete.c's invalidation worker asks the kernel through this */
-static void invalidate_path(void *fuse, const char *path)
+/*
+ * delete.c's invalidation worker asks the kernel through this, off the
+ * FUSE call path: a node the kernel holds loses its attributes, data and
+ * cached listing (the next stat or readdir asks again); a name it holds no
+ * node for loses its negative entry.
+ */
+static void invalidate_path(void *cookie, const char *path)
 {
-	fuse_invalidate_path(fuse, path);
+	struct fuse_session *se = cookie;
+	uint64_t ino = inodes_find(g_nodes, path);
+	const char *slash = strrchr(path, '/');
+
+	if (ino) {
+		inodes_dir_forget(g_nodes, ino);
+		fuse_lowlevel_notify_inval_inode(se, ino, 0, 0);
+	} else if (slash && slash[1]) {
+		char parent[4096];
+		size_t pl = slash == path ? 1 : (size_t)(slash - path);
+		uint64_t pino;
+
+		if (pl >= sizeof(parent))
+			return;
+		memcpy(parent, path, pl);
+		parent[pl] = '\0';
+		pino = inodes_find(g_nodes, parent);
+		if (pino)
+			fuse_lowlevel_notify_inval_entry(se, pino, slash + 1,
+							 strlen(slash + 1));
+	}
 }
 
-static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
-{
-	struct stfs *fs = fs_ctx();
-	double ttl = fs->conf.cache_ttl_ms / 1000.0;
+static struct fuse_session *g_se;
 
-	(void)conn;
-	cfg->use_ino = 1;
-	cfg->entry_timeout = ttl;
-	cfg->attr_timeout = ttl;
-	cfg->negative_timeout = ttl;
-	cfg->nullpath_ok = 0;
-	/* Ctrl-C on a long cat/du reaches a hung remote call: the kernel's
-	 * INTERRUPT makes fuse_interrupted() true, which http.c polls (main
-	 * installs the SIGUSR1 handler libfuse would install for "-o intr") */
-	cfg->intr = 1;
-	cfg->intr_signal = SIGUSR1;
-	delete_set_invalidate(fs, invalidate_path, fuse_get_context()->fuse);
+static void ll_init(void *userdata, struct fuse_conn_info *conn)
+{
+	struct stfs *fs = userdata;
+
+	(void)conn; /* READDIRPLUS (auto) and parallel dirops: the defaults */
+	delete_set_invalidate(fs, invalidate_path, g_se);
 	/* Type=notify: READY=1 once a statfs of the mount is answered */
 	notify_ready_when_mounted(30000);
 	signals_start(); /* SIGHUP, SIGUSR2: after daemonizing, so here */
-	return fs;
 }
 
-/* At unmount (ops_main has stopped the worker already; kept for a loop
- * run by other means): no invalidation after it. */
-static void fs_destroy(void *private_data)
+/* At unmount (ops_main has stopped the worker already): no invalidation
+ * after it. */
+static void ll_destroy(void *userdata)
 {
-	delete_set_invalidate(private_data, NULL, NULL);
+	delete_set_invalidate(userdata, NULL, NULL);
 }
 
-/* Resolve `path` in a fresh view; the caller closes the view. */
-static int lookup(struct view *v, const char *path, struct node **n)
+/* Resolve `path` in a fresh view; the caller closes the view (always
+ * opened, whatever the result). */
+static int resolve(struct view *v, const char *path, struct node **n)
 {
 	int rc;
 
-	view_open(fs_ctx(), v);
+	view_open(g_fs, v);
 	v->caller_allowed = ops_caller_allowed;
 	*n = malloc(sizeof(**n));
 	if (!*n)
 		return -ENOMEM;
-	/* libfuse passes no path for an open file or directory whose node
-	 * is gone (a `find` still reading a directory `rm -r` removed) */
-	if (!path)
-		return -ENOENT;
 	rc = tree_resolve(v, path, *n);
 	if (rc == -ENOENT && strncmp(path, "/jobs/", 6) == 0) {
 		/* emptied by an ongoing `rm -r`: still there until its rmdir */
@@ -176,179 +251,364 @@ static int lookup(struct view *v, const char *path, struct node **n)
 	return rc;
 }
 
-static int fs_getattr(const char *path, struct stat *st,
-		      struct fuse_file_info *fi)
+/* The attributes of `path` (resolved afresh). */
+static int path_stat(const char *path, struct stat *st)
 {
-	struct stfs *fs = fs_ctx();
-	struct handle *h = fi ? (struct handle *)(uintptr_t)fi->fh : NULL;
 	struct view v;
 	struct node *n = NULL;
-	int rc;
+	int rc = resolve(&v, path, &n);
 
-	STFS_INC(fs, getattr);
-	if (h && h->pe && path) {
-		/* fstat of an open pseudo-file: its own snapshot */
-		rc = lookup(&v, path, &n);
-		if (rc == 0)
-			rc = tree_stat(&v, path, n, st);
-		if (rc == 0) {
-			st->st_size = (off_t)h->pe->len;
-			st->st_blocks = (blkcnt_t)((h->pe->len + 511) / 512);
-			st->st_mtim.tv_sec = h->pe->mtime_s;
-			st->st_mtim.tv_nsec = 0;
-			st->st_ctim = st->st_atim = st->st_mtim;
-		}
-		goto out;
-	}
-	rc = lookup(&v, path, &n);
 	if (rc == 0)
 		rc = tree_stat(&v, path, n, st);
-out:
 	free(n);
 	view_close(&v);
 	return rc;
 }
 
-struct dir_fill {
-	void *buf;
-	fuse_fill_dir_t filler;
-	bool plus;
-	off_t next; /* offset of the entry being filled */
-};
-
-/*
- * Entries carry offsets (not the 0 of libfuse's buffered mode): only then
- * does libfuse's READDIRPLUS reply carry inode numbers and attributes that
- * the kernel keeps, sparing one LOOKUP per entry.
- */
-static int dir_fill(void *cookie, const char *name, const struct stat *st)
+static void entry_of(struct fuse_entry_param *e, uint64_t ino,
+		     const struct stat *st)
 {
-	struct dir_fill *d = cookie;
+	memset(e, 0, sizeof(*e));
+	e->ino = ino;
+	e->generation = 1; /* nodeids are never reused (inodes.h) */
+	e->attr = *st;
+	e->attr_timeout = g_ttl;
+	e->entry_timeout = g_ttl;
+}
 
-	return d->filler(d->buf, name, st, ++d->next,
-			 d->plus ? FUSE_FILL_DIR_PLUS : 0);
+static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fuse_entry_param e;
+	struct intr d;
+	struct stat st;
+	char *path = NULL;
+	uint64_t ino = 0;
+	int rc;
+
+	call_begin(&d, req);
+	STFS_INC(g_fs, getattr); /* as the path API counted its LOOKUPs */
+	rc = inodes_child(g_nodes, parent, name, &path);
+	if (rc == 0)
+		rc = path_stat(path, &st);
+	if (rc == 0 && !(ino = inodes_ref(g_nodes, path)))
+		rc = -ENOMEM;
+	call_end(&d);
+	free(path);
+	if (rc == -ENOENT && g_ttl > 0) {
+		/* a negative entry, kept as long as a positive one */
+		memset(&e, 0, sizeof(e));
+		e.entry_timeout = g_ttl;
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	entry_of(&e, ino, &st);
+	if (fuse_reply_entry(req, &e) == -ENOENT)
+		inodes_forget(g_nodes, ino, 1); /* interrupted: not taken */
+}
+
+static void ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	inodes_forget(g_nodes, ino, nlookup);
+	fuse_reply_none(req);
+}
+
+static void ll_forget_multi(fuse_req_t req, size_t count,
+			    struct fuse_forget_data *forgets)
+{
+	for (size_t i = 0; i < count; i++)
+		inodes_forget(g_nodes, forgets[i].ino, forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+static void ll_getattr(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct handle *h = fi ? (struct handle *)(uintptr_t)fi->fh : NULL;
+	struct intr d;
+	struct stat st;
+	char *path = NULL;
+	int rc;
+
+	call_begin(&d, req);
+	STFS_INC(g_fs, getattr);
+	rc = inodes_path(g_nodes, ino, &path);
+	if (rc == 0)
+		rc = path_stat(path, &st);
+	if (rc == 0 && h && h->pe) {
+		/* fstat of an open pseudo-file: its own snapshot */
+		st.st_size = (off_t)h->pe->len;
+		st.st_blocks = (blkcnt_t)((h->pe->len + 511) / 512);
+		st.st_mtim.tv_sec = h->pe->mtime_s;
+		st.st_mtim.tv_nsec = 0;
+		st.st_ctim = st.st_atim = st.st_mtim;
+	}
+	call_end(&d);
+	free(path);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_attr(req, &st, g_ttl);
 }
 
 /*
- * An open directory: its listing, taken at the first readdir (and again at
- * a rewind to offset 0), so that a continuation at offset k resumes at
- * entry k instead of listing everything again (tree.h, tree_dir).
+ * An open directory: its listing, taken at opendir (and again at a rewind
+ * to offset 0), so that a continuation at offset k resumes at entry k
+ * instead of listing everything again (tree.h, tree_dir).
  */
 struct dir_handle {
 	pthread_mutex_t lock;
-	struct tree_dir
-		*d; /* protected by lock; NULL until the first readdir */
+	struct tree_dir *d; /* protected by lock */
+	bool served;	    /* protected by lock; a readdir answered */
 };
 
-/*
- * A checkpoint's directory never changes but by deletion through stfs
- * (which the kernel sees): let the kernel keep its listing.  Every other
- * directory follows the sources and is listed afresh.  libfuse's high-level
- * opendir passes these two flags on from 3.16.1 only (README
- * "Performance"): with an older libfuse every listing reaches the daemon.
- */
-static int fs_opendir(const char *path, struct fuse_file_info *fi)
-{
-	struct view v;
-	struct node *n = NULL;
-	struct dir_handle *dh;
-	int rc;
-
-	rc = lookup(&v, path, &n);
-	if (rc == 0 && n->kind == ND_PSEUDO)
-		rc = -ENOTDIR;
-	if (rc == 0 && (n->kind == ND_CKPT ||
-			(n->kind == ND_SUBDIR && n->group == OG_CKPT))) {
-		fi->cache_readdir = 1;
-		fi->keep_cache = 1;
-	}
-	if (rc == 0) {
-		dh = calloc(1, sizeof(*dh));
-		if (!dh) {
-			rc = -ENOMEM;
-		} else {
-			pthread_mutex_init(&dh->lock, NULL);
-			fi->fh = (uint64_t)(uintptr_t)dh;
-		}
-	}
-	free(n);
-	view_close(&v);
-	return rc;
-}
-
-static int fs_releasedir(const char *path, struct fuse_file_info *fi)
+static void dir_handle_free(struct fuse_file_info *fi)
 {
 	struct dir_handle *dh = (struct dir_handle *)(uintptr_t)fi->fh;
 
-	(void)path;
 	if (dh) {
 		tree_dir_close(dh->d);
 		pthread_mutex_destroy(&dh->lock);
 		free(dh);
 	}
-	return 0;
 }
 
-/* Take the listing of `path` into dh (lock held). */
-static int dir_take(struct dir_handle *dh, const char *path)
+/* The listing of directory `path` (resolved afresh). */
+static int dir_list(const char *path, struct tree_dir **out)
 {
 	struct view v;
 	struct node *n = NULL;
-	int rc;
+	int rc = resolve(&v, path, &n);
 
-	tree_dir_close(dh->d);
-	dh->d = NULL;
-	rc = lookup(&v, path, &n);
+	*out = NULL;
+	if (rc == 0 && n->kind == ND_PSEUDO)
+		rc = -ENOTDIR;
 	if (rc == 0)
-		rc = tree_dir_open(&v, path, n, &dh->d);
+		rc = tree_dir_open(&v, path, n, out); /* closes v */
 	else
 		view_close(&v);
 	free(n);
 	return rc;
 }
 
-static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t filler,
-		      off_t off, struct fuse_file_info *fi,
-		      enum fuse_readdir_flags flags)
+/*
+ * README "Performance, as measured here": the kernel caches every
+ * listing (cache_readdir), and keeps its copy across this opendir
+ * (keep_cache) only when the listing just taken names the same entries as
+ * the copy it holds, taken less than cache_ttl ago (inodes_dir_same).  A
+ * walk after a change therefore sees it: every opendir lists afresh, and
+ * only an unchanged listing is served from the kernel's copy, sparing the
+ * readdir calls and, while the entries it came with are valid, every
+ * per-entry LOOKUP.
+ */
+static void ll_opendir(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
 {
-	struct stfs *fs = fs_ctx();
-	struct dir_handle *dh = (struct dir_handle *)(uintptr_t)fi->fh;
-	struct dir_fill d = {.buf = buf,
-			     .filler = filler,
-			     .plus = (flags & FUSE_READDIR_PLUS) != 0};
-	size_t from = off > 2 ? (size_t)(off - 2) : 0;
-	int rc = 0;
+	struct dir_handle *dh = NULL;
+	struct tree_dir *td = NULL;
+	struct intr d;
+	char *path = NULL;
+	int rc;
 
-	STFS_INC(fs, readdir);
-	if (!dh)
-		return -EBADF;
-	pthread_mutex_lock(&dh->lock);
-	if (off == 0 || !dh->d)
-		rc = dir_take(dh, path);
-	if (rc)
-		goto out;
-	/* "." is offset 1, ".." 2, entry k (from 0) 3 + k */
-	if (off < 1 && filler(buf, ".", NULL, 1, 0))
-		goto out;
-	if (off < 2 && filler(buf, "..", NULL, 2, 0))
-		goto out;
-	d.next = 2 + (off_t)from;
-	rc = tree_dir_fill(dh->d, from, dir_fill, &d);
-out:
-	pthread_mutex_unlock(&dh->lock);
-	return rc;
+	call_begin(&d, req);
+	rc = inodes_path(g_nodes, ino, &path);
+	if (rc == 0)
+		rc = dir_list(path, &td);
+	if (rc == 0 && !(dh = calloc(1, sizeof(*dh))))
+		rc = -ENOMEM;
+	if (rc == 0) {
+		pthread_mutex_init(&dh->lock, NULL);
+		dh->d = td;
+		td = NULL;
+		fi->fh = (uint64_t)(uintptr_t)dh;
+		fi->cache_readdir = 1;
+		fi->keep_cache = inodes_dir_same(
+			g_nodes, ino, tree_dir_digest(dh->d), mono_ms(),
+			(int64_t)g_fs->conf.cache_ttl_ms);
+	}
+	call_end(&d);
+	tree_dir_close(td);
+	free(path);
+	if (rc) {
+		fuse_reply_err(req, -rc);
+	} else if (fuse_reply_open(req, fi) == -ENOENT) {
+		/* interrupted: no releasedir will come */
+		inodes_dir_forget(g_nodes, ino);
+		dir_handle_free(fi);
+	}
 }
 
-static int fs_open(const char *path, struct fuse_file_info *fi)
+static void ll_releasedir(fuse_req_t req, fuse_ino_t ino,
+			  struct fuse_file_info *fi)
 {
-	struct stfs *fs = fs_ctx();
+	(void)ino;
+	dir_handle_free(fi);
+	fuse_reply_err(req, 0);
+}
+
+/* A readdir reply being filled. */
+struct dir_fill {
+	fuse_req_t req;
+	char *buf;
+	size_t size, pos;
+	bool plus;
+	const char *dir;
+	off_t next;	/* offset of the entry being filled */
+	uint64_t *refs; /* READDIRPLUS: the nodeids handed out */
+	size_t n_refs, max_refs;
+};
+
+static bool dir_add(struct dir_fill *f, const char *name, const struct stat *st,
+		    uint64_t ino)
+{
+	size_t room = f->size - f->pos, need;
+
+	if (f->plus) {
+		struct fuse_entry_param e;
+
+		need = fuse_add_direntry_plus(f->req, NULL, 0, name, NULL, 0);
+		if (need > room)
+			return false;
+		entry_of(&e, ino, st);
+		fuse_add_direntry_plus(f->req, f->buf + f->pos, room, name, &e,
+				       f->next);
+	} else {
+		need = fuse_add_direntry(f->req, NULL, 0, name, NULL, 0);
+		if (need > room)
+			return false;
+		fuse_add_direntry(f->req, f->buf + f->pos, room, name, st,
+				  f->next);
+	}
+	f->pos += need;
+	return true;
+}
+
+/*
+ * One entry, resolved and stat'ed: READDIRPLUS hands the kernel its node
+ * (a reference, as a LOOKUP would) and attributes, so `du` and `find -type`
+ * need no LOOKUP of their own.
+ */
+static int dir_fill_one(void *cookie, const char *name, const struct stat *st)
+{
+	struct dir_fill *f = cookie;
+	uint64_t ino = 0;
+	char child[4096];
+
+	f->next++;
+	if (f->plus) {
+		size_t need =
+			fuse_add_direntry_plus(f->req, NULL, 0, name, NULL, 0);
+
+		if (need > f->size - f->pos || f->n_refs == f->max_refs)
+			return 1;
+		if (snprintf(child, sizeof(child), "%s%s%s", f->dir,
+			     strcmp(f->dir, "/") == 0 ? "" : "/",
+			     name) < (int)sizeof(child))
+			ino = inodes_ref(g_nodes, child);
+		if (ino)
+			f->refs[f->n_refs++] = ino;
+	}
+	return dir_add(f, name, st, ino) ? 0 : 1;
+}
+
+static void dir_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		     struct fuse_file_info *fi, bool plus)
+{
+	struct dir_handle *dh = (struct dir_handle *)(uintptr_t)fi->fh;
+	struct dir_fill f = {.req = req, .size = size, .plus = plus};
+	size_t from = off > 2 ? (size_t)(off - 2) : 0;
+	struct stat dot = {.st_mode = S_IFDIR, .st_ino = ino};
+	char *path = NULL;
+	struct intr d;
+	int rc = 0;
+
+	if (!dh) {
+		fuse_reply_err(req, EBADF);
+		return;
+	}
+	call_begin(&d, req);
+	STFS_INC(g_fs, readdir);
+	f.buf = malloc(size ? size : 1);
+	rc = inodes_path(g_nodes, ino, &path);
+	f.dir = path;
+	f.max_refs = size / 24 + 1; /* an entry takes more than 24 bytes */
+	if (rc == 0 && !f.buf)
+		rc = -ENOMEM;
+	if (rc == 0 && plus && !(f.refs = calloc(f.max_refs, sizeof(*f.refs))))
+		rc = -ENOMEM;
+	if (rc)
+		goto out;
+	pthread_mutex_lock(&dh->lock);
+	if (off == 0 && dh->served) {
+		/* a rewind: list again, and the kernel's copy is not this */
+		struct tree_dir *td = NULL;
+
+		rc = dir_list(path, &td);
+		if (rc == 0) {
+			tree_dir_close(dh->d);
+			dh->d = td;
+		}
+		inodes_dir_forget(g_nodes, ino);
+	}
+	dh->served = true;
+	/* "." is offset 1, ".." 2, entry k (from 0) 3 + k */
+	if (rc == 0 && off < 1) {
+		f.next = 1;
+		if (!dir_add(&f, ".", &dot, 0))
+			goto unlock;
+	}
+	if (rc == 0 && off < 2) {
+		f.next = 2;
+		if (!dir_add(&f, "..", &dot, 0))
+			goto unlock;
+	}
+	if (rc == 0) {
+		f.next = 2 + (off_t)from;
+		rc = tree_dir_fill(dh->d, from, dir_fill_one, &f);
+	}
+unlock:
+	pthread_mutex_unlock(&dh->lock);
+out:
+	call_end(&d);
+	if (rc) {
+		for (size_t i = 0; i < f.n_refs; i++)
+			inodes_forget(g_nodes, f.refs[i], 1);
+		fuse_reply_err(req, -rc);
+	} else if (fuse_reply_buf(req, f.buf, f.pos) == -ENOENT) {
+		/* interrupted: the kernel took none of the entries */
+		for (size_t i = 0; i < f.n_refs; i++)
+			inodes_forget(g_nodes, f.refs[i], 1);
+	}
+	free(f.refs);
+	free(f.buf);
+	free(path);
+}
+
+static void ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	dir_read(req, ino, size, off, fi, false);
+}
+
+static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
+			   off_t off, struct fuse_file_info *fi)
+{
+	dir_read(req, ino, size, off, fi, true);
+}
+
+static int do_open(const char *path, struct fuse_file_info *fi)
+{
+	struct stfs *fs = g_fs;
 	struct view v;
 	struct node *n = NULL;
 	struct handle *h = NULL;
 	int rc;
 
 	STFS_INC(fs, open);
-	rc = lookup(&v, path, &n);
+	rc = resolve(&v, path, &n);
 	if (rc)
 		goto out;
 	h = calloc(1, sizeof(*h));
@@ -403,74 +663,131 @@ out:
 	return rc;
 }
 
-static int fs_read(const char *path, char *buf, size_t size, off_t off,
-		   struct fuse_file_info *fi)
+static void handle_free(struct handle *h)
 {
-	struct stfs *fs = fs_ctx();
-	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
-	ssize_t n;
-
-	(void)path;
-	STFS_INC(fs, read);
-	if (off < 0)
-		return -EINVAL;
-	if (h->pe) {
-		if ((size_t)off >= h->pe->len)
-			return 0;
-		if (size > h->pe->len - (size_t)off)
-			size = h->pe->len - (size_t)off;
-		memcpy(buf, h->pe->data + off, size);
-		n = (ssize_t)size;
-	} else {
-		n = be_read(h->be, h->key, buf, size, off);
-	}
-	if (n > 0)
-		STFS_ADD(fs, read_bytes, (uint64_t)n);
-	return (int)n;
-}
-
-static int fs_release(const char *path, struct fuse_file_info *fi)
-{
-	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
-
-	(void)path;
 	if (h) {
 		pcache_put(h->pe);
 		free(h->key);
 		free(h);
 	}
-	return 0;
+}
+
+static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct intr d;
+	char *path = NULL;
+	int rc;
+
+	call_begin(&d, req);
+	rc = inodes_path(g_nodes, ino, &path);
+	if (rc == 0)
+		rc = do_open(path, fi);
+	call_end(&d);
+	free(path);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else if (fuse_reply_open(req, fi) == -ENOENT)
+		handle_free((struct handle *)(uintptr_t)fi->fh);
+}
+
+static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
+	struct intr d;
+	char *buf = NULL;
+	ssize_t n;
+
+	(void)ino;
+	call_begin(&d, req);
+	STFS_INC(g_fs, read);
+	if (off < 0) {
+		n = -EINVAL;
+	} else if (h->pe) {
+		/* copied: once the kernel has the reply, the reader may close
+		 * the file and its RELEASE free the content while writev has
+		 * not returned (the sanitizers read the iovec after it) */
+		if ((size_t)off >= h->pe->len)
+			size = 0;
+		else if (size > h->pe->len - (size_t)off)
+			size = h->pe->len - (size_t)off;
+		n = (ssize_t)size;
+		if (size && (buf = malloc(size)))
+			memcpy(buf, h->pe->data + off, size);
+		else if (size)
+			n = -ENOMEM;
+	} else if (!(buf = malloc(size ? size : 1))) {
+		n = -ENOMEM;
+	} else {
+		n = be_read(h->be, h->key, buf, size, off);
+	}
+	if (n > 0)
+		STFS_ADD(g_fs, read_bytes, (uint64_t)n);
+	call_end(&d);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
+}
+
+static void ll_release(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	(void)ino;
+	handle_free((struct handle *)(uintptr_t)fi->fh);
+	fuse_reply_err(req, 0);
 }
 
 /* access(2), test -r: what open would say (writing: the op decides) */
-static int fs_access(const char *path, int mask)
+static void ll_access(fuse_req_t req, fuse_ino_t ino, int mask)
 {
 	struct view v;
 	struct node *n = NULL;
+	struct intr d;
+	char *path = NULL;
 	int rc;
 
-	rc = lookup(&v, path, &n);
-	if (rc == 0 && n->kind != ND_LINK)
-		rc = node_access(&v, path, n, mask);
-	free(n);
-	view_close(&v);
-	return rc;
+	call_begin(&d, req);
+	rc = inodes_path(g_nodes, ino, &path);
+	if (rc == 0) {
+		rc = resolve(&v, path, &n);
+		if (rc == 0 && n->kind != ND_LINK)
+			rc = node_access(&v, path, n, mask);
+		free(n);
+		view_close(&v);
+	}
+	call_end(&d);
+	free(path);
+	fuse_reply_err(req, -rc);
 }
 
-static int fs_readlink(const char *path, char *buf, size_t size)
+static void ll_readlink(fuse_req_t req, fuse_ino_t ino)
 {
 	struct view v;
 	struct node *n = NULL;
+	struct intr d;
+	char *path = NULL, *target = NULL;
 	int rc;
 
-	rc = lookup(&v, path, &n);
-	if (rc == 0 && n->kind != ND_LINK)
-		rc = -EINVAL;
-	if (rc == 0 && size > 0)
-		snprintf(buf, size, "%s", n->link);
-	free(n);
-	view_close(&v);
-	return rc;
+	call_begin(&d, req);
+	rc = inodes_path(g_nodes, ino, &path);
+	if (rc == 0) {
+		rc = resolve(&v, path, &n);
+		if (rc == 0 && n->kind != ND_LINK)
+			rc = -EINVAL;
+		if (rc == 0 && !(target = strdup(n->link)))
+			rc = -ENOMEM;
+		free(n);
+		view_close(&v);
+	}
+	call_end(&d);
+	free(path);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_readlink(req, target);
+	free(target);
 }
 
 /* ---- extended attributes: stfs's own user.stfs.* */
@@ -516,125 +833,218 @@ static const char *const xattr_names[] = {
 	"user.stfs.checkpoint_type",
 };
 
-static int fs_getxattr(const char *path, const char *name, char *value,
-		       size_t size)
+static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			size_t size)
 {
 	struct view v;
 	struct node *n = NULL;
+	struct intr d;
+	char *path = NULL;
 	char val[256];
+	size_t len = 0;
 	int rc;
 
-	STFS_INC(fs_ctx(), xattr);
+	STFS_INC(g_fs, xattr);
 	/* ls -l asks every file for ACLs and security labels: answer
 	 * without resolving anything */
-	if (strncmp(name, "user.stfs.", 10) != 0)
-		return -ENODATA;
-	rc = lookup(&v, path, &n);
-	if (rc == 0)
-		rc = xattr_value(&v, n, name, val, sizeof(val));
-	if (rc == 0) {
-		size_t len = strlen(val);
-
-		if (size == 0)
-			rc = (int)len;
-		else if (size < len)
-			rc = -ERANGE;
-		else {
-			memcpy(value, val, len);
-			rc = (int)len;
-		}
+	if (strncmp(name, "user.stfs.", 10) != 0) {
+		fuse_reply_err(req, ENODATA);
+		return;
 	}
-	free(n);
-	view_close(&v);
-	return rc;
+	call_begin(&d, req);
+	rc = inodes_path(g_nodes, ino, &path);
+	if (rc == 0) {
+		rc = resolve(&v, path, &n);
+		if (rc == 0)
+			rc = xattr_value(&v, n, name, val, sizeof(val));
+		free(n);
+		view_close(&v);
+	}
+	if (rc == 0) {
+		len = strlen(val);
+		if (size && size < len)
+			rc = -ERANGE;
+	}
+	call_end(&d);
+	free(path);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else if (size == 0)
+		fuse_reply_xattr(req, len);
+	else
+		fuse_reply_buf(req, val, len);
 }
 
 /* Never EIO (restic stops on it): on any trouble, an empty list. */
-static int fs_listxattr(const char *path, char *list, size_t size)
+static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
+	char list[256];
 	struct view v;
 	struct node *n = NULL;
+	struct intr d;
+	char *path = NULL;
 	char val[256];
 	size_t need = 0;
 
-	STFS_INC(fs_ctx(), xattr);
-	if (lookup(&v, path, &n) == 0) {
-		for (size_t i = 0;
-		     i < sizeof(xattr_names) / sizeof(*xattr_names); i++) {
-			size_t len = strlen(xattr_names[i]) + 1;
+	STFS_INC(g_fs, xattr);
+	call_begin(&d, req);
+	if (inodes_path(g_nodes, ino, &path) == 0) {
+		if (resolve(&v, path, &n) == 0) {
+			for (size_t i = 0;
+			     i < sizeof(xattr_names) / sizeof(*xattr_names);
+			     i++) {
+				size_t len = strlen(xattr_names[i]) + 1;
 
-			if (xattr_value(&v, n, xattr_names[i], val,
-					sizeof(val)))
-				continue;
-			if (size && need + len <= size)
+				if (xattr_value(&v, n, xattr_names[i], val,
+						sizeof(val)))
+					continue;
 				memcpy(list + need, xattr_names[i], len);
-			need += len;
+				need += len;
+			}
 		}
+		free(n);
+		view_close(&v);
 	}
-	free(n);
-	view_close(&v);
-	if (size && need > size)
-		return -ERANGE;
-	return (int)need;
+	call_end(&d);
+	free(path);
+	if (size == 0)
+		fuse_reply_xattr(req, need);
+	else if (need > size)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, list, need);
 }
 
-static int fs_statfs(const char *path, struct statvfs *sv)
+static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
 {
-	struct stfs *fs = fs_ctx();
-	struct catalog *c = stfs_catalog(fs, 0);
+	struct statvfs sv;
+	struct catalog *c;
+	struct intr d;
 
-	(void)path;
-	memset(sv, 0, sizeof(*sv));
-	sv->f_bsize = 4096;
-	sv->f_frsize = 4096;
-	sv->f_blocks = (c->bytes + 4095) / 4096;
-	sv->f_files = c->n_objs;
-	sv->f_namemax = 255;
+	(void)ino;
+	call_begin(&d, req);
+	c = stfs_catalog(g_fs, 0);
+	memset(&sv, 0, sizeof(sv));
+	sv.f_bsize = 4096;
+	sv.f_frsize = 4096;
+	sv.f_blocks = (c->bytes + 4095) / 4096;
+	sv.f_files = c->n_objs;
+	sv.f_namemax = 255;
 	catalog_put(c);
-	return 0;
+	call_end(&d);
+	fuse_reply_statfs(req, &sv);
 }
 
 /* ---- everything that would change the tree */
 
-static int refuse(void)
+static void refuse(fuse_req_t req)
 {
-	STFS_INC(fs_ctx(), refused_mutations);
-	return -EROFS;
+	STFS_INC(g_fs, refused_mutations);
+	fuse_reply_err(req, EROFS);
 }
 
-static int fs_mkdir(const char *p, mode_t m)
+static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode)
 {
-	(void)p;
-	(void)m;
-	return refuse();
+	(void)parent;
+	(void)name;
+	(void)mode;
+	refuse(req);
 }
 
-static int fs_mknod(const char *p, mode_t m, dev_t d)
+static void ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode, dev_t rdev)
 {
-	(void)p;
-	(void)m;
-	(void)d;
-	return refuse();
+	(void)parent;
+	(void)name;
+	(void)mode;
+	(void)rdev;
+	refuse(req);
 }
 
-static int fs_unlink(const char *p)
+static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+		       const char *name)
+{
+	(void)link;
+	(void)parent;
+	(void)name;
+	refuse(req);
+}
+
+static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      fuse_ino_t newparent, const char *newname,
+		      unsigned int flags)
+{
+	(void)parent;
+	(void)name;
+	(void)newparent;
+	(void)newname;
+	(void)flags;
+	refuse(req);
+}
+
+static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+		    const char *newname)
+{
+	(void)ino;
+	(void)newparent;
+	(void)newname;
+	refuse(req);
+}
+
+static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      mode_t mode, struct fuse_file_info *fi)
+{
+	(void)parent;
+	(void)name;
+	(void)mode;
+	(void)fi;
+	refuse(req);
+}
+
+static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	(void)ino;
+	(void)name;
+	refuse(req);
+}
+
+/* rm and rmdir: README "Deleting safely" (delete.c), and "Reclaiming IMap
+ * WAL space" for the IMap regions (imapdel.c) */
+static void remove_entry(fuse_req_t req, fuse_ino_t parent, const char *name,
+			 bool dir)
 {
 	struct caller c;
+	struct intr d;
+	char *p = NULL;
+	int rc;
 
-	get_caller(&c);
-	if (imapdel_is_region_path(p)) /* README "Reclaiming IMap WAL space" */
-		return imapdel_unlink(fs_ctx(), &c, p);
-	return delete_unlink(fs_ctx(), &c, p);
+	call_begin(&d, req);
+	rc = inodes_child(g_nodes, parent, name, &p);
+	if (rc == 0) {
+		get_caller(&c);
+		if (imapdel_is_region_path(p))
+			rc = dir ? imapdel_rmdir(g_fs, &c, p)
+				 : imapdel_unlink(g_fs, &c, p);
+		else
+			rc = dir ? delete_rmdir(g_fs, &c, p)
+				 : delete_unlink(g_fs, &c, p);
+		if (rc == 0) /* the next lookup of the name is a new node */
+			inodes_unhash(g_nodes, p);
+	}
+	call_end(&d);
+	free(p);
+	fuse_reply_err(req, -rc);
 }
 
-static int fs_rmdir(const char *p)
+static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	struct caller c;
+	remove_entry(req, parent, name, false);
+}
 
-	get_caller(&c);
-	if (imapdel_is_region_path(p))
-		return imapdel_rmdir(fs_ctx(), &c, p);
-	return delete_rmdir(fs_ctx(), &c, p);
+static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	remove_entry(req, parent, name, true);
 }
 
 /* "release" or "protect", surrounded by white space; -EINVAL otherwise */
@@ -668,45 +1078,6 @@ static void job_dir_of(const char *p, char *out, size_t outsz)
 	out[n] = '\0';
 }
 
-static int fs_symlink(const char *a, const char *b)
-{
-	(void)a;
-	(void)b;
-	return refuse();
-}
-
-static int fs_rename(const char *a, const char *b, unsigned int flags)
-{
-	(void)a;
-	(void)b;
-	(void)flags;
-	return refuse();
-}
-
-static int fs_link(const char *a, const char *b)
-{
-	(void)a;
-	(void)b;
-	return refuse();
-}
-
-static int fs_chmod(const char *p, mode_t m, struct fuse_file_info *fi)
-{
-	(void)p;
-	(void)m;
-	(void)fi;
-	return refuse();
-}
-
-static int fs_chown(const char *p, uid_t u, gid_t g, struct fuse_file_info *fi)
-{
-	(void)p;
-	(void)u;
-	(void)g;
-	(void)fi;
-	return refuse();
-}
-
 static bool is_restore_control(const char *p)
 {
 	const char *slash = strrchr(p, '/');
@@ -716,114 +1087,143 @@ static bool is_restore_control(const char *p)
 	       memchr(p + 6, '/', (size_t)(slash - (p + 6))) == NULL;
 }
 
-static int fs_truncate(const char *p, off_t o, struct fuse_file_info *fi)
+/*
+ * chmod, chown, truncate, utimens, in the order libfuse's path API took
+ * them; only the truncation that `echo release > restore` makes first is
+ * let through (a no-op).
+ */
+static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+		       int to_set, struct fuse_file_info *fi)
 {
+	struct intr d;
+	struct stat st;
+	char *path = NULL;
+	int rc;
+
 	(void)fi;
-	/* `echo release > restore` truncates first: a no-op */
-	if (p && o == 0 && is_restore_control(p))
-		return 0;
-	return refuse();
+	call_begin(&d, req);
+	rc = inodes_path(g_nodes, ino, &path);
+	if (rc == 0 && (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID |
+				  FUSE_SET_ATTR_GID)))
+		rc = -EROFS;
+	if (rc == 0 && (to_set & FUSE_SET_ATTR_SIZE) &&
+	    !(attr->st_size == 0 && is_restore_control(path)))
+		rc = -EROFS;
+	if (rc == 0 && (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)))
+		rc = -EROFS;
+	if (rc == -EROFS)
+		STFS_INC(g_fs, refused_mutations);
+	if (rc == 0) {
+		STFS_INC(g_fs, getattr);
+		rc = path_stat(path, &st);
+	}
+	call_end(&d);
+	free(path);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_attr(req, &st, g_ttl);
 }
 
-static int fs_write(const char *p, const char *b, size_t s, off_t o,
-		    struct fuse_file_info *fi)
+/* `echo release > restore` and `setfattr -n user.stfs.restore`: the
+ * release control of the job directory of `path` (README "Deleting
+ * safely") */
+static int control(fuse_req_t req, const char *path, const char *b, size_t s)
 {
-	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
 	struct caller c;
+	struct intr d;
 	char job[64];
 	bool release;
 	int rc;
 
+	call_begin(&d, req);
+	rc = parse_control(b, s, &release);
+	if (rc == 0) {
+		get_caller(&c);
+		job_dir_of(path, job, sizeof(job));
+		rc = delete_release(g_fs, &c, job, release);
+	}
+	call_end(&d);
+	return rc;
+}
+
+static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *b, size_t s,
+		     off_t o, struct fuse_file_info *fi)
+{
+	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
+	char *path = NULL;
+	int rc;
+
 	(void)o;
-	if (!h || !h->ctl || !p)
-		return refuse();
-	if (parse_control(b, s, &release))
-		return -EINVAL;
-	get_caller(&c);
-	job_dir_of(p, job, sizeof(job));
-	rc = delete_release(fs_ctx(), &c, job, release);
-	return rc ? rc : (int)s;
+	if (!h || !h->ctl || inodes_path(g_nodes, ino, &path)) {
+		free(path);
+		refuse(req);
+		return;
+	}
+	rc = control(req, path, b, s);
+	free(path);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_write(req, s);
 }
 
-static int fs_create(const char *p, mode_t m, struct fuse_file_info *fi)
+static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			const char *value, size_t size, int flags)
 {
-	(void)p;
-	(void)m;
-	(void)fi;
-	return refuse();
+	char *p = NULL;
+	int rc;
+
+	(void)flags;
+	if (strcmp(name, "user.stfs.restore") != 0 ||
+	    inodes_path(g_nodes, ino, &p) || strncmp(p, "/jobs/", 6) ||
+	    strchr(p + 6, '/')) {
+		free(p);
+		refuse(req);
+		return;
+	}
+	rc = control(req, p, value, size);
+	free(p);
+	fuse_reply_err(req, -rc);
 }
 
-static int fs_utimens(const char *p, const struct timespec tv[2],
-		      struct fuse_file_info *fi)
-{
-	(void)p;
-	(void)tv;
-	(void)fi;
-	return refuse();
-}
-
-static int fs_setxattr(const char *p, const char *n, const char *v, size_t s,
-		       int f)
-{
-	struct caller c;
-	bool release;
-	char job[64];
-
-	(void)f;
-	if (strcmp(n, "user.stfs.restore") != 0 || strncmp(p, "/jobs/", 6) ||
-	    strchr(p + 6, '/'))
-		return refuse();
-	if (parse_control(v, s, &release))
-		return -EINVAL;
-	get_caller(&c);
-	job_dir_of(p, job, sizeof(job));
-	return delete_release(fs_ctx(), &c, job, release);
-}
-
-static int fs_removexattr(const char *p, const char *n)
-{
-	(void)p;
-	(void)n;
-	return refuse();
-}
-
-const struct fuse_operations stfs_ops = {
-	.init = fs_init,
-	.destroy = fs_destroy,
-	.getattr = fs_getattr,
-	.opendir = fs_opendir,
-	.readdir = fs_readdir,
-	.releasedir = fs_releasedir,
-	.open = fs_open,
-	.read = fs_read,
-	.release = fs_release,
-	.access = fs_access,
-	.readlink = fs_readlink,
-	.getxattr = fs_getxattr,
-	.listxattr = fs_listxattr,
-	.statfs = fs_statfs,
-	.mkdir = fs_mkdir,
-	.mknod = fs_mknod,
-	.unlink = fs_unlink,
-	.rmdir = fs_rmdir,
-	.symlink = fs_symlink,
-	.rename = fs_rename,
-	.link = fs_link,
-	.chmod = fs_chmod,
-	.chown = fs_chown,
-	.truncate = fs_truncate,
-	.write = fs_write,
-	.create = fs_create,
-	.utimens = fs_utimens,
-	.setxattr = fs_setxattr,
-	.removexattr = fs_removexattr,
+static const struct fuse_lowlevel_ops stfs_ops = {
+	.init = ll_init,
+	.destroy = ll_destroy,
+	.lookup = ll_lookup,
+	.forget = ll_forget,
+	.forget_multi = ll_forget_multi,
+	.getattr = ll_getattr,
+	.setattr = ll_setattr,
+	.readlink = ll_readlink,
+	.mknod = ll_mknod,
+	.mkdir = ll_mkdir,
+	.unlink = ll_unlink,
+	.rmdir = ll_rmdir,
+	.symlink = ll_symlink,
+	.rename = ll_rename,
+	.link = ll_link,
+	.open = ll_open,
+	.read = ll_read,
+	.write = ll_write,
+	.release = ll_release,
+	.opendir = ll_opendir,
+	.readdir = ll_readdir,
+	.readdirplus = ll_readdirplus,
+	.releasedir = ll_releasedir,
+	.statfs = ll_statfs,
+	.setxattr = ll_setxattr,
+	.getxattr = ll_getxattr,
+	.listxattr = ll_listxattr,
+	.removexattr = ll_removexattr,
+	.access = ll_access,
+	.create = ll_create,
 };
 
 int ops_main(struct fuse_args *args, struct stfs *fs)
 {
 	struct fuse_cmdline_opts opts = {0};
 	struct fuse_session *se;
-	struct fuse *fuse;
 	int res;
 
 	if (fuse_parse_cmdline(args, &opts) != 0)
@@ -833,12 +1233,19 @@ int ops_main(struct fuse_args *args, struct stfs *fs)
 		res = 2;
 		goto out1;
 	}
-	fuse = fuse_new(args, &stfs_ops, sizeof(stfs_ops), fs);
-	if (!fuse) {
+	if (inodes_new(&g_nodes)) {
 		res = 3;
 		goto out1;
 	}
-	if (fuse_mount(fuse, opts.mountpoint) != 0) {
+	g_fs = fs;
+	g_ttl = fs->conf.cache_ttl_ms / 1000.0;
+	se = fuse_session_new(args, &stfs_ops, sizeof(stfs_ops), fs);
+	if (!se) {
+		res = 3;
+		goto out1;
+	}
+	g_se = se;
+	if (fuse_session_mount(se, opts.mountpoint) != 0) {
 		res = 4;
 		goto out2;
 	}
@@ -846,13 +1253,12 @@ int ops_main(struct fuse_args *args, struct stfs *fs)
 		res = 5;
 		goto out3;
 	}
-	se = fuse_get_session(fuse);
 	if (fuse_set_signal_handlers(se) != 0) {
 		res = 6;
 		goto out3;
 	}
 	if (opts.singlethread) {
-		res = fuse_loop(fuse);
+		res = fuse_session_loop(se);
 	} else {
 		struct fuse_loop_config *lc = fuse_loop_cfg_create();
 
@@ -863,22 +1269,24 @@ int ops_main(struct fuse_args *args, struct stfs *fs)
 		fuse_loop_cfg_set_clone_fd(lc, (unsigned)opts.clone_fd);
 		fuse_loop_cfg_set_idle_threads(lc, opts.max_idle_threads);
 		fuse_loop_cfg_set_max_threads(lc, opts.max_threads);
-		res = fuse_loop_mt(fuse, lc);
+		res = fuse_session_loop_mt(se, lc);
 		fuse_loop_cfg_destroy(lc);
 	}
 	if (res)
 		res = 7;
 out4:
-	/* the worker calls fuse_invalidate_path(): stop it while the handle
-	 * is whole (fuse_destroy frees its lock before calling .destroy) */
+	/* the worker sends notifications on the session: stop it while the
+	 * session is whole */
 	delete_set_invalidate(fs, NULL, NULL);
 	fuse_remove_signal_handlers(se);
 out3:
-	fuse_unmount(fuse);
+	fuse_session_unmount(se);
 out2:
 	delete_set_invalidate(fs, NULL, NULL);
-	fuse_destroy(fuse);
+	fuse_session_destroy(se);
 out1:
+	inodes_free(g_nodes);
+	g_nodes = NULL;
 	free(opts.mountpoint);
 	return res;
 }

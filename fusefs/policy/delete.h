@@ -150,8 +150,8 @@ typedef int (*delete_resolve_fn)(struct stfs *fs, struct catalog *cat,
  * with ENOSYS without one. */
 void delete_set_resolver(struct stfs *fs, delete_resolve_fn fn);
 
-/** Drops the kernel's entry for `path` (fuse_invalidate_path, installed by
- * the FUSE layer). */
+/** Drops what the kernel caches of `path` (its node's attributes, data and
+ * listing, or a negative entry; installed by the FUSE layer, ops.c). */
 typedef void (*delete_inval_fn)(void *cookie, const char *path);
 /**
  * Start the kernel-invalidation worker, which calls `fn(cookie, path)` off

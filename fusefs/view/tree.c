@@ -1641,6 +1641,17 @@ size_t tree_dir_count(const struct tree_dir *d)
 	return d->n;
 }
 
+uint64_t tree_dir_digest(const struct tree_dir *d)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a over "a\0b\0..." */
+
+	for (size_t i = 0; i < d->names.len; i++) {
+		h ^= (unsigned char)d->names.data[i];
+		h *= 1099511628211ull;
+	}
+	return h ^ (uint64_t)d->n;
+}
+
 int tree_dir_fill(struct tree_dir *d, size_t from, tree_fill_fn fill,
 		  void *cookie)
 {

@@ -116,6 +116,9 @@ int tree_dir_open(struct view *v, const char *path, const struct node *n,
 		  struct tree_dir **out);
 /** The number of entries. */
 size_t tree_dir_count(const struct tree_dir *d);
+/** A digest of the entries' names, in order: two listings with the same
+ * digest name the same entries (what the kernel caches of a listing). */
+uint64_t tree_dir_digest(const struct tree_dir *d);
 /** Hand entries from index `from` on to fill (resolved and stat'ed) until
  * it returns non-zero or the entries end.  0; -ENOMEM. */
 int tree_dir_fill(struct tree_dir *d, size_t from, tree_fill_fn fill,

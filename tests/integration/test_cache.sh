@@ -43,6 +43,16 @@ echo "  (renders in the second walk: $((m1 - m0)))"
 check "second walk of an unchanged tree renders no pseudo-file" \
 	test $((m1 - m0)) = 0
 
+# ---- the kernel keeps unchanged listings (README "Performance, as measured
+# here"): a walk of an unchanged tree, within cache_ttl of the last, reaches
+# no readdir
+find "$M/jobs" >/dev/null
+d0=$(stat_of stfs_fuse_readdir_total)
+find "$M/jobs" >/dev/null
+d1=$(stat_of stfs_fuse_readdir_total)
+check "readdir counter read" test -n "$d0" -a -n "$d1"
+check_eq "a walk of an unchanged tree makes no readdir call" 0 $((d1 - d0))
+
 # ---- stfs.prom: rendered once per version of its sources (a stat and a
 # read of an unchanged one render nothing), its daemon series live
 renders() { echo $(($(stat_of stfs_pcache_misses_total) + $(stat_of stfs_live_renders_total))); }
@@ -92,6 +102,20 @@ check "a checkpoint object added to storage shows in the next walk" \
 after=$(cat "$M/jobs/$J/status")
 check "the job's status is re-rendered after the storage change" \
 	test "$before" != "$after"
+
+# ---- an object removed from storage (not through stfs) between two walks
+# is gone from the second walk's listing and from stat
+GONE=$(ls "$NS/$J" | grep -- '-1-[0-9]*\.ser$' | grep -v 1796124899999 | head -1)
+find "$M/jobs" >/dev/null
+GONE_AT=$(find "$M/jobs/$J/pipelines" -name "$GONE" | head -1)
+check "the object to remove is in the tree" test -n "$GONE_AT"
+rm -f "$NS/$J/$GONE"
+sleep 6 # storage_ttl
+find "$M/jobs" >/dev/null
+sleep 0.5 # the relisting runs in the background: a walk after it
+check "an object removed from storage is gone from the next walk" \
+	test -z "$(find "$M/jobs/$J/pipelines" -name "$GONE")"
+check "and stat of it says ENOENT" test ! -e "$GONE_AT"
 
 # ---- a change to the engine between two walks is seen by the second walk
 RUN2=$(engine_jobs_tsv "$PORT" | awk -F'\t' '$2 == "RUNNING" { print $1 }' | tail -1)

@@ -1,0 +1,224 @@
+/*
+ * test_inodes — the low-level FUSE layer's node table (fusefs/inodes.h):
+ * nodeid <-> path, lookup counts and FORGET, unhashing after a removal,
+ * the per-directory listing digest, growth past the first buckets, and
+ * concurrent LOOKUP/FORGET of the same paths.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fusefs/inodes.h"
+
+static struct inodes *table(void)
+{
+	struct inodes *t = NULL;
+
+	assert_int_equal(inodes_new(&t), 0);
+	assert_non_null(t);
+	return t;
+}
+
+static void assert_path(struct inodes *t, uint64_t ino, const char *want)
+{
+	char *p = NULL;
+
+	assert_int_equal(inodes_path(t, ino, &p), 0);
+	assert_string_equal(p, want);
+	free(p);
+}
+
+static void test_root_and_children(void **state)
+{
+	struct inodes *t = table();
+	char *p = NULL;
+	uint64_t jobs, job;
+
+	(void)state;
+	assert_path(t, 1, "/");
+	assert_int_equal(inodes_child(t, 1, "jobs", &p), 0);
+	assert_string_equal(p, "/jobs");
+	jobs = inodes_ref(t, p);
+	free(p);
+	assert_true(jobs > 1);
+	assert_int_equal(inodes_child(t, jobs, "42", &p), 0);
+	assert_string_equal(p, "/jobs/42");
+	job = inodes_ref(t, p);
+	free(p);
+	assert_true(job != jobs && job > 1);
+	/* the same path is the same node */
+	assert_int_equal(inodes_ref(t, "/jobs"), jobs);
+	assert_int_equal(inodes_find(t, "/jobs/42"), job);
+	assert_int_equal(inodes_find(t, "/jobs/43"), 0);
+	assert_int_equal(inodes_path(t, 9999, &p), -ENOENT);
+	assert_null(p);
+	assert_int_equal(inodes_child(t, 9999, "x", &p), -ENOENT);
+	assert_int_equal(inodes_count(t), 3);
+	inodes_free(t);
+}
+
+static void test_forget_counts_lookups(void **state)
+{
+	struct inodes *t = table();
+	uint64_t a = inodes_ref(t, "/a");
+	char *p = NULL;
+
+	(void)state;
+	assert_int_equal(inodes_ref(t, "/a"), a);
+	assert_int_equal(inodes_ref(t, "/a"), a);
+	inodes_forget(t, a, 2); /* one reference left */
+	assert_path(t, a, "/a");
+	assert_int_equal(inodes_find(t, "/a"), a);
+	inodes_forget(t, a, 1);
+	assert_int_equal(inodes_path(t, a, &p), -ENOENT);
+	assert_int_equal(inodes_find(t, "/a"), 0);
+	/* a new node for the path: a new nodeid, never a reused one */
+	assert_true(inodes_ref(t, "/a") > a);
+	/* the root is never forgotten */
+	inodes_forget(t, 1, 100);
+	assert_path(t, 1, "/");
+	inodes_free(t);
+}
+
+static void test_unhash_after_removal(void **state)
+{
+	struct inodes *t = table();
+	uint64_t a = inodes_ref(t, "/jobs/1/x"), b;
+
+	(void)state;
+	inodes_unhash(t, "/jobs/1/x");
+	/* the kernel still holds the old node by its id */
+	assert_path(t, a, "/jobs/1/x");
+	assert_int_equal(inodes_find(t, "/jobs/1/x"), 0);
+	b = inodes_ref(t, "/jobs/1/x");
+	assert_true(b != a);
+	inodes_forget(t, a, 1);
+	assert_int_equal(inodes_find(t, "/jobs/1/x"), b);
+	assert_path(t, b, "/jobs/1/x");
+	inodes_free(t);
+}
+
+static void test_dir_digest(void **state)
+{
+	struct inodes *t = table();
+	uint64_t d = inodes_ref(t, "/jobs");
+
+	(void)state;
+	/* nothing handed out yet */
+	assert_false(inodes_dir_same(t, d, 7, 1000, 3000));
+	assert_true(inodes_dir_same(t, d, 7, 1500, 3000));
+	/* the age counts from when the kernel took it, not from the last
+	 * opendir that let it keep it */
+	assert_true(inodes_dir_same(t, d, 7, 3999, 3000));
+	assert_false(inodes_dir_same(t, d, 7, 4000, 3000)); /* timed out */
+	assert_true(inodes_dir_same(t, d, 7, 4100, 3000));  /* taken at 4000 */
+	assert_false(inodes_dir_same(t, d, 8, 4200, 3000)); /* changed */
+	assert_true(inodes_dir_same(t, d, 8, 4300, 3000));
+	inodes_dir_forget(t, d);
+	assert_false(inodes_dir_same(t, d, 8, 4400, 3000));
+	assert_false(inodes_dir_same(t, 9999, 8, 4400, 3000)); /* unknown */
+	inodes_free(t);
+}
+
+static void test_long_name(void **state)
+{
+	struct inodes *t = table();
+	char name[4100];
+	char *p = NULL;
+
+	(void)state;
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	assert_int_equal(inodes_child(t, 1, name, &p), -ENAMETOOLONG);
+	assert_null(p);
+	inodes_free(t);
+}
+
+static void test_many_nodes(void **state)
+{
+	struct inodes *t = table();
+	static uint64_t ids[20000];
+	char p[64];
+
+	(void)state;
+	for (int i = 0; i < 20000; i++) {
+		snprintf(p, sizeof(p), "/jobs/%d", i);
+		ids[i] = inodes_ref(t, p);
+		assert_true(ids[i] > 1);
+	}
+	assert_int_equal(inodes_count(t), 20001);
+	for (int i = 0; i < 20000; i++) {
+		snprintf(p, sizeof(p), "/jobs/%d", i);
+		assert_int_equal(inodes_find(t, p), ids[i]);
+		assert_path(t, ids[i], p);
+	}
+	for (int i = 0; i < 20000; i += 2)
+		inodes_forget(t, ids[i], 1);
+	assert_int_equal(inodes_count(t), 10001);
+	assert_int_equal(inodes_find(t, "/jobs/1"), ids[1]);
+	assert_int_equal(inodes_find(t, "/jobs/2"), 0);
+	inodes_free(t); /* frees what is left (ASan: no leak) */
+}
+
+struct racer {
+	struct inodes *t;
+	int seed;
+};
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+	char p[64];
+
+	for (int i = 0; i < 20000; i++) {
+		uint64_t id;
+
+		snprintf(p, sizeof(p), "/jobs/%d", (i * 7 + r->seed) % 50);
+		id = inodes_ref(r->t, p);
+		if (id)
+			inodes_forget(r->t, id, 1);
+	}
+	return NULL;
+}
+
+static void test_concurrent_lookup_forget(void **state)
+{
+	struct inodes *t = table();
+	struct racer r[4];
+	pthread_t th[4];
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		r[i].t = t;
+		r[i].seed = i;
+		assert_int_equal(pthread_create(&th[i], NULL, race, &r[i]), 0);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	/* every reference taken was given back: the root is left */
+	assert_int_equal(inodes_count(t), 1);
+	inodes_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_root_and_children),
+		cmocka_unit_test(test_forget_counts_lookups),
+		cmocka_unit_test(test_unhash_after_removal),
+		cmocka_unit_test(test_dir_digest),
+		cmocka_unit_test(test_long_name),
+		cmocka_unit_test(test_many_nodes),
+		cmocka_unit_test(test_concurrent_lookup_forget),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
