@@ -160,8 +160,14 @@ check "the FAILED job still restores: RUNNING" eng wait-state "$A" "$F" RUNNING 
 f_next=$(wait_new "$NA/$F" "$RPCID" 30)
 check_eq "the resumed run's first checkpoint id follows latest's" "$((RPCID + 1))" "$(cid_of "$f_next")"
 sleep 2.5 # decision_age: the answer of the rm -r above is not reused
-check_eq "rm of the restored job's restore point: EBUSY (running again)" EBUSY \
-	"$(rm_errno "$MA/jobs/$F/pipelines/1/checkpoints/$RPCID/$RP")"
+# EAGAIN: the engine, restoring the job on a loaded box, did not answer
+# within the 5 s deadline (a refusal like EBUSY: nothing deleted); asked again
+for _ in 1 2 3; do
+	e=$(rm_errno "$MA/jobs/$F/pipelines/1/checkpoints/$RPCID/$RP")
+	[ "$e" = EAGAIN ] || break
+	sleep 1
+done
+check_eq "rm of the restored job's restore point: EBUSY (running again)" EBUSY "$e"
 
 # ---- B: .crc sidecars, shown, counted and removed with their objects
 check "job on B: FAILED" eng wait-state "$B" "$FB" FAILED 120
