@@ -95,6 +95,12 @@ unmount_stfs() {
 		kill -0 "$STFS_PID" 2>/dev/null || return 0
 		sleep 0.05
 	done
+	# still there 20 s after the unmount: say where it waits
+	echo "    stfs $STFS_PID did not exit after unmounting $mnt; its threads:"
+	if command -v gdb >/dev/null; then
+		timeout 30 gdb -q -batch -p "$STFS_PID" -ex "thread apply all bt 12" 2>/dev/null |
+			grep -E '^(Thread|#)' | sed 's/^/    /' | head -120
+	fi
 	return 1
 }
 
