@@ -105,19 +105,10 @@ check_du_raw "$M" "$NS" hdfs_files
 # -- the same from the operator's seatunnel.yaml (README "HDFS", TLS):
 # dfs.http.policy HTTPS_ONLY gives swebhdfs:// on the namenode's
 # https-address, its wildcard host replaced by fs.defaultFS's
-cat >"$T/seatunnel.yaml" <<YAML
-seatunnel:
-  engine:
-    checkpoint:
-      storage:
-        type: hdfs
-        plugin-config:
-          namespace: $HNS/
-          storage.type: hdfs
-          fs.defaultFS: hdfs://127.0.0.1:$(sed -n 's/^rpc=//p' "$H/ready")
-          seatunnel.hadoop.dfs.http.policy: HTTPS_ONLY
-          seatunnel.hadoop.dfs.namenode.https-address: 0.0.0.0:$HP
-YAML
+plugin_yaml "$T/seatunnel.yaml" "namespace: $HNS/" "storage.type: hdfs" \
+	"fs.defaultFS: hdfs://127.0.0.1:$(sed -n 's/^rpc=//p' "$H/ready")" \
+	"seatunnel.hadoop.dfs.http.policy: HTTPS_ONLY" \
+	"seatunnel.hadoop.dfs.namenode.https-address: 0.0.0.0:$HP"
 if mount_stfs "$T/my" -o "seatunnel_yaml=$T/seatunnel.yaml,ca_file=$C/ca.pem,hdfs_user=$HU,state_dir=$T/sd-y,$COMMON"; then
 	check "its checkpoint is swebhdfs:// on the https port (.stfs/config)" \
 		grep -qF "swebhdfs://127.0.0.1:$HP$HNS/" "$T/my/.stfs/config"
