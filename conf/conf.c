@@ -1273,9 +1273,11 @@ static int fs_join(struct yctx *y, yaml_node_t *at, const char *fs,
 	static const struct {
 		const char *from, *to;
 	} map[] = {
-		{"file", "file"}, {"hdfs", "hdfs"}, {"webhdfs", "webhdfs"},
-		{"s3a", "s3"},	  {"s3n", "s3"},    {"s3", "s3"},
-		{"oss", "oss"},	  {"cosn", "cos"},  {"cos", "cos"},
+		{"file", "file"},	{"hdfs", "hdfs"},
+		{"webhdfs", "webhdfs"}, {"swebhdfs", "swebhdfs"},
+		{"s3a", "s3"},		{"s3n", "s3"},
+		{"s3", "s3"},		{"oss", "oss"},
+		{"cosn", "cos"},	{"cos", "cos"},
 		{"gs", "gs"},
 	};
 	const char *colon = strchr(fs, ':'), *auth, *ae, *nss;
@@ -1373,32 +1375,167 @@ static bool list_has(const char *list, const char *name, size_t n)
 }
 
 /*
- * HDFS HA (README "HDFS"): when fs.defaultFS names a nameservice of
- * seatunnel.hadoop.dfs.nameservices, `namenodes` becomes the HTTP address
- * of each of seatunnel.hadoop.dfs.ha.namenodes.<ns>: its
- * dfs.namenode.http-address.<ns>.<nn>, else the host of its rpc-address
- * (the webhdfs backend adds hdfs_http_port, 9870).
+ * dfs.http.policy (README "HDFS", TLS): HTTP_ONLY (the default), HTTPS_ONLY
+ * or HTTP_AND_HTTPS, in any case.  *https only for HTTPS_ONLY: with both
+ * served, Hadoop's own clients talk http, and so does stfs.
  */
-static int import_hdfs_ha(struct yctx *y, struct stfs_conf *c,
-			  yaml_node_t *props, const char *fs)
+static int hdfs_policy(struct yctx *y, yaml_node_t *props, bool *https)
+{
+	static const char key[] = "seatunnel.hadoop.dfs.http.policy";
+	char *pol = NULL;
+	int rc = ystr(y, props, key, &pol);
+
+	*https = false;
+	if (rc || !pol)
+		return rc;
+	if (!strcasecmp(pol, "HTTPS_ONLY"))
+		*https = true;
+	else if (strcasecmp(pol, "HTTP_ONLY") &&
+		 strcasecmp(pol, "HTTP_AND_HTTPS"))
+		rc = yerr(y, yget(y, props, key), -EINVAL,
+			  "dfs.http.policy '%.32s' is not HTTP_ONLY, "
+			  "HTTPS_ONLY or HTTP_AND_HTTPS",
+			  pol);
+	str_free(&pol);
+	return rc;
+}
+
+/* whether fs.defaultFS's authority names one of dfs.nameservices */
+static int hdfs_is_ns(struct yctx *y, yaml_node_t *props, const char *fs,
+		      bool *ha)
 {
 	const char *auth = strstr(fs, "://");
-	char *nss = NULL, *ids = NULL, *addr = NULL, key[512];
-	const char *id;
+	char *nss = NULL;
+	int rc;
+
+	*ha = false;
+	if (!auth)
+		return 0;
+	auth += 3;
+	rc = ystr(y, props, "seatunnel.hadoop.dfs.nameservices", &nss);
+	if (!rc && nss)
+		*ha = list_has(nss, auth, strcspn(auth, "/:"));
+	str_free(&nss);
+	return rc;
+}
+
+/*
+ * An http(s)-address "host:port" of `key` as *out; a wildcard host
+ * (0.0.0.0, [::] or none: a bind address) becomes `host` (the namenode's
+ * rpc host, n bytes), as Hadoop's clients do.  -EINVAL without a port, or
+ * a wildcard and no host to put in its place.
+ */
+static int web_addr(struct yctx *y, yaml_node_t *props, const char *key,
+		    const char *addr, const char *host, size_t n, char **out)
+{
+	const char *colon = addr[0] == '[' ? strstr(addr, "]:") : NULL;
+	size_t hl;
+	struct buf b;
+	int rc;
+
+	*out = NULL;
+	colon = colon ? colon + 1 : strrchr(addr, ':');
+	if (!colon || !port_ok(colon + 1, strlen(colon + 1)))
+		return yerr(y, yget(y, props, key), -EINVAL,
+			    "'%s' is not a host:port address", key);
+	hl = (size_t)(colon - addr);
+	if (hl && !(hl == 7 && !memcmp(addr, "0.0.0.0", 7)) &&
+	    !(hl == 4 && !memcmp(addr, "[::]", 4))) {
+		host = addr;
+		n = hl;
+	} else if (!host || !n) {
+		return yerr(y, yget(y, props, key), -EINVAL,
+			    "'%s' is a wildcard address and the namenode has "
+			    "no rpc-address host",
+			    key);
+	}
+	buf_init(&b, CONF_MAX_LINE);
+	rc = buf_printf(&b, "%.*s%s", (int)n, host, colon);
+	if (rc) {
+		buf_release(&b);
+		return yerr(y, props, rc == -ENOMEM ? rc : -EINVAL,
+			    "'%s' is too long", key);
+	}
+	*out = buf_detach(&b, NULL);
+	return *out ? 0 : yerr(y, props, -ENOMEM, "out of memory");
+}
+
+/*
+ * HTTPS_ONLY without HA (README "HDFS", TLS): fs.defaultFS hdfs://nn:8020
+ * becomes swebhdfs://<dfs.namenode.https-address>, by default nn:9871.  In
+ * HA the URI's host is the nameservice: only the scheme changes.
+ */
+static int hdfs_https_fs(struct yctx *y, yaml_node_t *props, bool ha, char **fs)
+{
+	static const char key[] = "seatunnel.hadoop.dfs.namenode.https-address";
+	const char *auth = strstr(*fs, "://");
+	char *web = NULL, *addr = NULL;
+	size_t hl;
+	struct buf b;
+	int rc = 0;
+
+	if (!auth || strncasecmp(*fs, "hdfs:", 5))
+		return 0; /* webhdfs:// and swebhdfs:// say it themselves */
+	auth += 3;
+	hl = strcspn(auth, "/:");
+	if (!ha) {
+		rc = ystr(y, props, key, &web);
+		if (!rc)
+			rc = web_addr(y, props, key, web ? web : ":9871", auth,
+				      hl, &addr);
+		if (rc)
+			goto out;
+	}
+	buf_init(&b, 2 * (size_t)CONF_MAX_LINE);
+	rc = ha ? buf_printf(&b, "swebhdfs://%s", auth)
+		: buf_printf(&b, "swebhdfs://%s", addr);
+	if (rc) {
+		buf_release(&b);
+		rc = yerr(y, props, rc == -ENOMEM ? rc : -EINVAL,
+			  "URI too long");
+		goto out;
+	}
+	str_free(fs);
+	*fs = buf_detach(&b, NULL);
+	if (!*fs)
+		rc = yerr(y, props, -ENOMEM, "out of memory");
+out:
+	str_free(&web);
+	str_free(&addr);
+	return rc;
+}
+
+/*
+ * HDFS HA (README "HDFS"): when fs.defaultFS names a nameservice of
+ * seatunnel.hadoop.dfs.nameservices, `namenodes` becomes the web address
+ * of each of seatunnel.hadoop.dfs.ha.namenodes.<ns>: its
+ * dfs.namenode.http-address.<ns>.<nn> (https-address when the store `key`
+ * is swebhdfs://, as imported or set explicitly), else the host of its
+ * rpc-address (the webhdfs backend adds hdfs_http_port, 9870, or 9871).
+ */
+static int import_hdfs_ha(struct yctx *y, struct stfs_conf *c,
+			  yaml_node_t *props, const char *fs, const char *key)
+{
+	const char *auth = strstr(fs, "://"), *web_kind, *id;
+	char *ids = NULL, *rpc = NULL, *web = NULL, *addr = NULL, k[512];
+	char *const *uri = key_str(c, key_find(key, NULL));
 	size_t alen;
 	struct buf out;
+	bool ha;
 	int rc;
 
 	if (!auth)
 		return 0;
+	rc = hdfs_is_ns(y, props, fs, &ha);
+	if (rc || !ha)
+		return rc;
 	auth += 3;
 	alen = strcspn(auth, "/:");
-	rc = ystr(y, props, "seatunnel.hadoop.dfs.nameservices", &nss);
-	if (rc || !nss || !list_has(nss, auth, alen))
-		goto out;
-	snprintf(key, sizeof(key), "seatunnel.hadoop.dfs.ha.namenodes.%.*s",
+	web_kind =
+		*uri && !strncasecmp(*uri, "swebhdfs:", 9) ? "https" : "http";
+	snprintf(k, sizeof(k), "seatunnel.hadoop.dfs.ha.namenodes.%.*s",
 		 (int)alen, auth);
-	rc = ystr(y, props, key, &ids);
+	rc = ystr(y, props, k, &ids);
 	if (rc || !ids)
 		goto out;
 	buf_init(&out, CONF_MAX_LINE);
@@ -1409,30 +1546,38 @@ static int import_hdfs_ha(struct yctx *y, struct stfs_conf *c,
 		l = strcspn(id, " ,");
 		if (!l)
 			break;
-		snprintf(key, sizeof(key),
-			 "seatunnel.hadoop.dfs.namenode.http-address.%.*s.%.*s",
+		snprintf(k, sizeof(k),
+			 "seatunnel.hadoop.dfs.namenode.rpc-address.%.*s.%.*s",
 			 (int)alen, auth, (int)l, id);
-		rc = ystr(y, props, key, &addr);
-		if (!rc && !addr) {
-			snprintf(key, sizeof(key),
-				 "seatunnel.hadoop.dfs.namenode.rpc-address."
-				 "%.*s.%.*s",
-				 (int)alen, auth, (int)l, id);
-			rc = ystr(y, props, key, &addr);
-			if (!rc && addr)
-				addr[strcspn(addr, ":")] = '\0';
-		}
+		rc = ystr(y, props, k, &rpc);
 		if (rc)
 			break;
+		if (rpc)
+			rpc[strcspn(rpc, ":")] = '\0';
+		snprintf(k, sizeof(k),
+			 "seatunnel.hadoop.dfs.namenode.%s-address.%.*s.%.*s",
+			 web_kind, (int)alen, auth, (int)l, id);
+		rc = ystr(y, props, k, &web);
+		if (!rc && web)
+			rc = web_addr(y, props, k, web, rpc,
+				      rpc ? strlen(rpc) : 0, &addr);
+		if (rc)
+			break;
+		if (!addr && rpc) {
+			addr = rpc;
+			rpc = NULL;
+		}
 		if (!addr) {
 			rc = yerr(y, props, -EINVAL,
 				  "namenode '%.*s' of nameservice '%.*s' has "
-				  "no http-address or rpc-address",
-				  (int)l, id, (int)alen, auth);
+				  "no %s-address or rpc-address",
+				  (int)l, id, (int)alen, auth, web_kind);
 			break;
 		}
 		rc = buf_printf(&out, "%s%s", out.len ? "," : "", addr);
 		str_free(&addr);
+		str_free(&rpc);
+		str_free(&web);
 		if (rc)
 			break;
 		id += l;
@@ -1441,8 +1586,9 @@ static int import_hdfs_ha(struct yctx *y, struct stfs_conf *c,
 		rc = import_set(c, "namenodes", out.data, y->err);
 	buf_release(&out);
 out:
-	str_free(&nss);
 	str_free(&ids);
+	str_free(&rpc);
+	str_free(&web);
 	str_free(&addr);
 	return rc;
 }
@@ -1480,8 +1626,18 @@ static int import_storage(struct yctx *y, struct stfs_conf *c,
 				  "storage.type hdfs without fs.defaultFS");
 			goto out;
 		}
-		if (!strcasecmp(type, "hdfs"))
+		if (!strcasecmp(type, "hdfs")) {
+			bool https, ha = false;
+
 			imp = imp_hdfs;
+			rc = hdfs_policy(y, props, &https);
+			if (!rc && https)
+				rc = hdfs_is_ns(y, props, fs, &ha);
+			if (!rc && https)
+				rc = hdfs_https_fs(y, props, ha, &fs);
+			if (rc)
+				goto out;
+		}
 		if (!fs && (fs = strdup("file:///")) == NULL) {
 			rc = yerr(y, props, -ENOMEM, "out of memory");
 			goto out;
@@ -1520,7 +1676,7 @@ static int import_storage(struct yctx *y, struct stfs_conf *c,
 		goto out;
 	rc = import_set(c, key, uri, y->err);
 	if (!rc && !strcasecmp(type, "hdfs"))
-		rc = import_hdfs_ha(y, c, props, fs);
+		rc = import_hdfs_ha(y, c, props, fs, key);
 	if (rc) {
 		err_where(y->err, y->name, (int)props->start_mark.line + 1);
 		goto out;

@@ -417,6 +417,31 @@ static void info_time(struct buf *out, const char *label, int64_t ms)
 	buf_printf(out, INFO_FMT "%s\n", label, ms > 0 ? t : "-");
 }
 
+/*
+ * The info of an object that does not decode (README "Checkpoint info"):
+ * the ids of its name, the listing's size, and why.  An answer, not EIO: a
+ * stat of `info` (the kernel's lookup before each unlink of an rm -r) then
+ * succeeds as the listing said it would.
+ */
+static int info_undecodable(const struct job_view *jv, int32_t pipe_id,
+			    const struct cat_ckpt *c, const struct cat_obj *o,
+			    struct buf *out)
+{
+	buf_printf(out, INFO_FMT "%s\n", "job", jv->id);
+	buf_printf(out, INFO_FMT "%" PRId32 "\n", "pipeline", pipe_id);
+	buf_printf(out, INFO_FMT "%" PRId64 "\n", "checkpoint", c->id);
+	buf_printf(out, INFO_FMT, "object");
+	textesc_append(out, o->name, strlen(o->name), 0);
+	buf_puts(out, "\n");
+	buf_printf(out, INFO_FMT "%s\n", "restore_point",
+		   c->restore_point ? "yes" : "no");
+	buf_printf(out, INFO_FMT "%" PRIu64 "\n", "size", o->size);
+	return buf_printf(out, INFO_FMT "%s\n", "error",
+			  o->size ? "the object does not decode as a "
+				    "checkpoint (PipelineState)"
+				  : "the object does not decode: it is empty");
+}
+
 int render_ckpt_info(struct view *v, const struct job_view *jv, int32_t pipe_id,
 		     const struct cat_ckpt *c, struct buf *out)
 {
@@ -432,8 +457,10 @@ int render_ckpt_info(struct view *v, const struct job_view *jv, int32_t pipe_id,
 	if (!o)
 		return -ENOENT;
 	rc = ckinfo_summary(v->fs->ck, STFS_CK_SRC(v->fs), o, &sum);
+	if (rc == -EPROTO)
+		return info_undecodable(jv, pipe_id, c, o, out);
 	if (rc)
-		return rc == -EPROTO ? -EIO : rc;
+		return rc;
 	k = &s->ck;
 	for (size_t i = 0; i < s->n_actions && i < PSTUFF_SUM_MAX_ENT; i++)
 		bytes += s->actions[i].state_bytes;

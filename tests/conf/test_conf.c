@@ -836,6 +836,164 @@ static void test_conf_import_hdfs_ha(void **state)
 	assert_string_equal(c->namenodes, "x:1");
 }
 
+/* one import into a fresh conf (explicit settings `pre`, "k=v;k=v") */
+static int import_fresh(const char *pre, const char *yaml, bool hz, char **ckpt,
+			char **nns, struct conf_err *e)
+{
+	struct stfs_conf c;
+	char buf[256], *sp = NULL;
+	int rc;
+
+	*ckpt = *nns = NULL;
+	if (conf_init_defaults(&c))
+		return -ENOMEM;
+	snprintf(buf, sizeof(buf), "%s", pre);
+	for (char *kv = strtok_r(buf, ";", &sp); kv;
+	     kv = strtok_r(NULL, ";", &sp)) {
+		char *eq = strchr(kv, '=');
+
+		*eq = '\0';
+		if (conf_set(&c, kv, eq + 1, e)) {
+			conf_release(&c);
+			return -EINVAL;
+		}
+	}
+	rc = hz ? conf_import_hazelcast_yaml_mem(&c, "y", yaml, strlen(yaml), e)
+		: conf_import_seatunnel_yaml_mem(&c, "y", yaml, strlen(yaml),
+						 e);
+	if (!rc) {
+		*ckpt = strdup(hz ? c.imap : c.checkpoint);
+		*nns = c.namenodes ? strdup(c.namenodes) : NULL;
+	}
+	conf_release(&c);
+	return rc;
+}
+
+/*
+ * README "HDFS", TLS: dfs.http.policy HTTPS_ONLY makes an imported HDFS
+ * store swebhdfs:// on the namenodes' https-address (default port 9871);
+ * HTTP_AND_HTTPS stays http, as Hadoop's own clients do; the scheme of an
+ * explicit checkpoint= picks which addresses HA imports.
+ */
+static void test_conf_import_hdfs_https(void **state)
+{
+	static const char st[] =
+		"seatunnel:\n engine:\n  checkpoint:\n   storage:\n"
+		"    type: hdfs\n    plugin-config:\n"
+		"     namespace: /st/ck/\n     storage.type: hdfs\n";
+	static const char ha[] =
+		"     fs.defaultFS: hdfs://prod\n"
+		"     seatunnel.hadoop.dfs.nameservices: prod\n"
+		"     seatunnel.hadoop.dfs.ha.namenodes.prod: nn1,nn2,nn3\n"
+		"     seatunnel.hadoop.dfs.namenode.rpc-address.prod.nn1: "
+		"a.example:8020\n"
+		"     seatunnel.hadoop.dfs.namenode.https-address.prod.nn1: "
+		"a.example:9443\n"
+		"     seatunnel.hadoop.dfs.namenode.rpc-address.prod.nn2: "
+		"b.example:8020\n"
+		"     seatunnel.hadoop.dfs.namenode.http-address.prod.nn2: "
+		"b.example:50070\n"
+		"     seatunnel.hadoop.dfs.namenode.rpc-address.prod.nn3: "
+		"c.example:8020\n"
+		"     seatunnel.hadoop.dfs.namenode.https-address.prod.nn3: "
+		"0.0.0.0:9871\n";
+	static const struct {
+		const char *pre, *policy, *rest, *ckpt, *nns;
+	} v[] = {
+		/* one namenode: the host of fs.defaultFS, https port 9871 */
+		{"", "HTTPS_ONLY",
+		 "     fs.defaultFS: hdfs://nn1.example:8020\n",
+		 "swebhdfs://nn1.example:9871/st/ck/", NULL},
+		/* its https-address; a wildcard host is fs.defaultFS's */
+		{"", "https_only",
+		 "     fs.defaultFS: hdfs://nn1.example:8020\n"
+		 "     seatunnel.hadoop.dfs.namenode.https-address: "
+		 "0.0.0.0:50470\n",
+		 "swebhdfs://nn1.example:50470/st/ck/", NULL},
+		{"", "HTTPS_ONLY",
+		 "     fs.defaultFS: hdfs://nn1.example:8020\n"
+		 "     seatunnel.hadoop.dfs.namenode.https-address: "
+		 "web.example:9443\n",
+		 "swebhdfs://web.example:9443/st/ck/", NULL},
+		/* both served: http, as before */
+		{"", "HTTP_AND_HTTPS",
+		 "     fs.defaultFS: hdfs://nn1.example:8020\n",
+		 "hdfs://nn1.example:8020/st/ck/", NULL},
+		/* HA: each https-address (wildcard: the rpc host), else the
+		 * rpc host (the backend adds 9871); never the http-address */
+		{"", "HTTPS_ONLY", ha, "swebhdfs://prod/st/ck/",
+		 "a.example:9443,b.example,c.example:9871"},
+		{"", "HTTP_AND_HTTPS", ha, "hdfs://prod/st/ck/",
+		 "a.example,b.example:50070,c.example"},
+		/* an explicit checkpoint wins, its scheme picks the addresses
+		 */
+		{"checkpoint=hdfs://prod/mine/", "HTTPS_ONLY", ha,
+		 "hdfs://prod/mine/", "a.example,b.example:50070,c.example"},
+		{"checkpoint=swebhdfs://prod/mine/", "HTTP_ONLY", ha,
+		 "swebhdfs://prod/mine/",
+		 "a.example:9443,b.example,c.example:9871"},
+		{"namenodes=x:1", "HTTPS_ONLY", ha, "swebhdfs://prod/st/ck/",
+		 "x:1"},
+	};
+	static const char hz[] =
+		"hazelcast:\n map:\n  engine*:\n   map-store:\n"
+		"    properties:\n     type: hdfs\n     namespace: /st/imap\n"
+		"     fs.defaultFS: hdfs://nn:8020\n"
+		"     seatunnel.hadoop.dfs.http.policy: HTTPS_ONLY\n";
+	static const char *const bad[] = {
+		/* not a policy */
+		"     fs.defaultFS: hdfs://nn1.example:8020\n"
+		"     seatunnel.hadoop.dfs.http.policy: HTTPS\n",
+		/* no port, a bad port */
+		"     fs.defaultFS: hdfs://nn1.example:8020\n"
+		"     seatunnel.hadoop.dfs.http.policy: HTTPS_ONLY\n"
+		"     seatunnel.hadoop.dfs.namenode.https-address: web\n",
+		"     fs.defaultFS: hdfs://nn1.example:8020\n"
+		"     seatunnel.hadoop.dfs.http.policy: HTTPS_ONLY\n"
+		"     seatunnel.hadoop.dfs.namenode.https-address: w:99999\n",
+		/* a wildcard with no rpc host to put in its place */
+		"     fs.defaultFS: hdfs://prod\n"
+		"     seatunnel.hadoop.dfs.http.policy: HTTPS_ONLY\n"
+		"     seatunnel.hadoop.dfs.nameservices: prod\n"
+		"     seatunnel.hadoop.dfs.ha.namenodes.prod: nn1\n"
+		"     seatunnel.hadoop.dfs.namenode.https-address.prod.nn1: "
+		"0.0.0.0:9871\n",
+	};
+	struct conf_err e = {0};
+	char y[4096], *ck, *nn;
+	int rc;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		snprintf(y, sizeof(y),
+			 "%s     seatunnel.hadoop.dfs.http.policy: %s\n%s", st,
+			 v[i].policy, v[i].rest);
+		rc = import_fresh(v[i].pre, y, false, &ck, &nn, &e);
+		if (rc)
+			fail_msg("variant %zu: %d %s", i, rc, e.msg);
+		if (strcmp(ck, v[i].ckpt) ||
+		    (v[i].nns ? !nn || strcmp(nn, v[i].nns) : nn != NULL))
+			fail_msg("variant %zu: checkpoint %s namenodes %s", i,
+				 ck, nn ? nn : "(none)");
+		free(ck);
+		free(nn);
+	}
+	/* the imap of a hazelcast.yaml alike */
+	assert_int_equal(import_fresh("", hz, true, &ck, &nn, &e), 0);
+	assert_string_equal(ck, "swebhdfs://nn:9871/st/imap/");
+	free(ck);
+	free(nn);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(y, sizeof(y), "%s%s", st, bad[i]);
+		rc = import_fresh("", y, false, &ck, &nn, &e);
+		if (rc != -EINVAL)
+			fail_msg("bad %zu: rc %d", i, rc);
+		assert_true(e.line > 0);
+		assert_non_null(
+			strstr(e.msg, i ? "address" : "dfs.http.policy"));
+	}
+}
+
 /* README "HDFS", Kerberos: the engine's own keys of its HDFS plugin-config */
 static void test_conf_import_hdfs_kerberos(void **state)
 {
@@ -1383,6 +1541,7 @@ int main(void)
 		T(test_conf_import_then_explicit_engine),
 		T(test_conf_import_seatunnel_variants),
 		T(test_conf_import_hdfs_ha),
+		T(test_conf_import_hdfs_https),
 		T(test_conf_import_hdfs_kerberos),
 		T(test_conf_import_seatunnel_errors),
 		T(test_conf_import_hazelcast),

@@ -706,11 +706,23 @@ static void test_tree_ckpt_info(void **state)
 	assert_non_null(strstr(e->data, "\nwarning "));
 	assert_non_null(strstr(e->data, "\nrestore_point          yes\n"));
 	pcache_put(e);
-	/* bytes that do not decode: EIO, and not read again per walk */
+	/* bytes that do not decode: an info that says so (its stat answers,
+	 * so a lookup during rm -r does not fail with EIO), the ids of its
+	 * name; not read again per walk */
 	assert_int_equal(tree_resolve(&f->v, path10, &nd), 0);
-	assert_int_equal(tree_content(&f->v, path10, &nd, &e), -EIO);
+	assert_int_equal(tree_stat(&f->v, path10, &nd, &st), 0);
+	assert_int_equal(tree_content(&f->v, path10, &nd, &e), 0);
+	assert_int_equal(st.st_size, e->len);
+	assert_non_null(strstr(e->data, "\ncheckpoint             10\n"));
+	assert_non_null(
+		strstr(e->data,
+		       "\nerror                  the object does not decode"));
+	assert_null(strstr(e->data, "\nactions "));
+	pcache_put(e);
 	reads = fake_be_calls(f->fs.ckpt, FAKE_READ);
-	assert_int_equal(tree_content(&f->v, path10, &nd, &e), -EIO);
+	pcache_clear(f->fs.pc);
+	assert_int_equal(tree_content(&f->v, path10, &nd, &e), 0);
+	pcache_put(e);
 	assert_int_equal(fake_be_calls(f->fs.ckpt, FAKE_READ), reads);
 	/* decoded once: the pipeline status needs no further read */
 	reads = fake_be_calls(f->fs.ckpt, FAKE_READ);
@@ -728,6 +740,52 @@ static void test_tree_ckpt_info(void **state)
 	assert_non_null(strstr(e->data, "checkpoint 567ms"));
 	pcache_put(e);
 	assert_int_equal(fake_be_calls(f->fs.ckpt, FAKE_READ), reads);
+}
+
+/* the object of checkpoint 7 goes (the engine's own cleanup, another
+ * mount's rm) between the listing and the read of its `info`: ENOENT,
+ * what the checkpoint now is, not EIO; its status and listing still
+ * work (README "Checkpoint info") */
+static void test_tree_ckpt_info_object_gone(void **state)
+{
+	struct fixture *f = *state;
+	const char *path = INFO_DIR "7/info";
+	struct pc_entry *e = NULL;
+	struct node nd;
+	struct stat st;
+
+	assert_int_equal(tree_resolve(&f->v, path, &nd), 0);
+	assert_int_equal(nd.kind, ND_PSEUDO);
+	/* behind the catalog's back: the listing still holds it */
+	assert_int_equal(
+		be_remove(f->fs.ckpt,
+			  "912345678901234567/1730001234600-1-1-7.ser"),
+		0);
+	assert_int_equal(tree_content(&f->v, path, &nd, &e), -ENOENT);
+	assert_null(e);
+	assert_int_equal(tree_stat(&f->v, path, &nd, &st), -ENOENT);
+	/* and a read that fails so mid-walk is not remembered as undecodable:
+	 * the object back (a restore), its info decodes */
+	{
+		char *p = NULL;
+		size_t n;
+
+		assert_int_equal(tu_load("tests/fixtures/protostuff/",
+					 "pipeline_state_checkpoint.ser", &p,
+					 &n),
+				 0);
+		assert_int_equal(
+			fake_be_add(
+				f->fs.ckpt,
+				"912345678901234567/1730001234600-1-1-7.ser", p,
+				n, OLD_NS),
+			0);
+		free(p);
+	}
+	assert_int_equal(tree_resolve(&f->v, path, &nd), 0);
+	assert_int_equal(tree_content(&f->v, path, &nd, &e), 0);
+	assert_non_null(strstr(e->data, "\ncheckpoint             7\n"));
+	pcache_put(e);
 }
 
 static void test_tree_ckpt_info_timeout(void **state)
@@ -755,6 +813,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tree_ckpt_info, setup_info,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_tree_ckpt_info_timeout,
+						setup_info, teardown),
+		cmocka_unit_test_setup_teardown(test_tree_ckpt_info_object_gone,
 						setup_info, teardown),
 		cmocka_unit_test_setup_teardown(test_tree_jobs_are_the_union,
 						setup, teardown),

@@ -292,6 +292,14 @@ check_du_raw() {
 listing() { (cd "$1/jobs" && find . -path '*checkpoints*' -type f -printf '%p %s\n' | sort); }
 # need_hadoop: Maven and OpenJDK 17 are there (deps.sh installs them: their
 # absence is a broken machine, not a pass), else the suite fails here.
+# plugin_yaml FILE "KEY: VALUE"...: a seatunnel.yaml whose checkpoint storage
+# is an hdfs plugin-config of these keys, as an operator's would be
+plugin_yaml() {
+	local f=$1 kv
+	shift
+	printf 'seatunnel:\n  engine:\n    checkpoint:\n      storage:\n        type: hdfs\n        plugin-config:\n' >"$f"
+	for kv in "$@"; do printf '          %s\n' "$kv" >>"$f"; done
+}
 need_hadoop() {
 	command -v mvn >/dev/null && [ -x /usr/lib/jvm/java-17-openjdk-amd64/bin/java ] && return 0
 	bad "Maven and OpenJDK 17 are needed for the real HDFS (scripts/deps.sh installs them)"

@@ -37,23 +37,14 @@ head -c $((24 << 20)) /dev/urandom >"$T/big.bin"
 up put "$T/big.bin" "$HNS/$BIGJOB/big.bin"
 
 # the operator's seatunnel.yaml: the standby is named first
-cat >"$T/seatunnel.yaml" <<YAML
-seatunnel:
-  engine:
-    checkpoint:
-      storage:
-        type: hdfs
-        plugin-config:
-          namespace: $HNS/
-          storage.type: hdfs
-          fs.defaultFS: hdfs://$NSVC
-          seatunnel.hadoop.dfs.nameservices: $NSVC
-          seatunnel.hadoop.dfs.ha.namenodes.$NSVC: nn2,nn1
-          seatunnel.hadoop.dfs.namenode.http-address.$NSVC.nn1: 127.0.0.1:$NN0
-          seatunnel.hadoop.dfs.namenode.http-address.$NSVC.nn2: 127.0.0.1:$NN1
-          seatunnel.hadoop.dfs.namenode.rpc-address.$NSVC.nn1: 127.0.0.1:8020
-          seatunnel.hadoop.dfs.namenode.rpc-address.$NSVC.nn2: 127.0.0.1:8021
-YAML
+plugin_yaml "$T/seatunnel.yaml" "namespace: $HNS/" "storage.type: hdfs" \
+	"fs.defaultFS: hdfs://$NSVC" \
+	"seatunnel.hadoop.dfs.nameservices: $NSVC" \
+	"seatunnel.hadoop.dfs.ha.namenodes.$NSVC: nn2,nn1" \
+	"seatunnel.hadoop.dfs.namenode.http-address.$NSVC.nn1: 127.0.0.1:$NN0" \
+	"seatunnel.hadoop.dfs.namenode.http-address.$NSVC.nn2: 127.0.0.1:$NN1" \
+	"seatunnel.hadoop.dfs.namenode.rpc-address.$NSVC.nn1: 127.0.0.1:8020" \
+	"seatunnel.hadoop.dfs.namenode.rpc-address.$NSVC.nn2: 127.0.0.1:8021"
 
 start_sim "$STATE/scenario.json" a
 PORT=$SIM_PORT_a

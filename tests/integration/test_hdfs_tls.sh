@@ -4,7 +4,8 @@
 # DIR tls), on a PKCS12 keystore made here with openssl (a private CA, a
 # server certificate for localhost and 127.0.0.1); OPEN's 307 then points at
 # the datanode's https port.  Mounted with ca_file=: the listing and the
-# bytes against the same namespace through file://, du against the raw
+# bytes against the same namespace through file:// (also mounted from a
+# seatunnel.yaml with dfs.http.policy HTTPS_ONLY), du against the raw
 # bytes, an rm by the rules checked with WebHDFS GETFILESTATUS (curl
 # --cacert) and an EPERM that leaves the object; without the CA file and
 # with another CA: a clear log line, no data, no deletion, and not one retry
@@ -100,6 +101,22 @@ while read -r p _; do
 done <<<"$(sed 's|^\./||' <<<"$L1")"
 check_eq "cat of every checkpoint file ($n) gives the bytes written (307 to https)" 0 "$errs"
 check_du_raw "$M" "$NS" hdfs_files
+
+# -- the same from the operator's seatunnel.yaml (README "HDFS", TLS):
+# dfs.http.policy HTTPS_ONLY gives swebhdfs:// on the namenode's
+# https-address, its wildcard host replaced by fs.defaultFS's
+plugin_yaml "$T/seatunnel.yaml" "namespace: $HNS/" "storage.type: hdfs" \
+	"fs.defaultFS: hdfs://127.0.0.1:$(sed -n 's/^rpc=//p' "$H/ready")" \
+	"seatunnel.hadoop.dfs.http.policy: HTTPS_ONLY" \
+	"seatunnel.hadoop.dfs.namenode.https-address: 0.0.0.0:$HP"
+if mount_stfs "$T/my" -o "seatunnel_yaml=$T/seatunnel.yaml,ca_file=$C/ca.pem,hdfs_user=$HU,state_dir=$T/sd-y,$COMMON"; then
+	check "its checkpoint is swebhdfs:// on the https port (.stfs/config)" \
+		grep -qF "swebhdfs://127.0.0.1:$HP$HNS/" "$T/my/.stfs/config"
+	check_eq "and it lists the same checkpoint files and sizes as file://" "$L1" "$(listing "$T/my")"
+	unmount_stfs "$T/my"
+else
+	bad "mount from a seatunnel.yaml with dfs.http.policy HTTPS_ONLY"
+fi
 
 # -- deletion by the rules, checked with GETFILESTATUS over https -------------
 check "release of a FAILED job" bash -c "echo release > '$M/jobs/$REL_ID/restore'"
