@@ -201,6 +201,7 @@ struct srv {
 	struct loopsrv ls;
 	atomic_int gen; /* token generation handed out / accepted */
 	atomic_int n_token, n_list, n_read, n_delete, n_401;
+	atomic_int hang; /* storage requests are never answered */
 	char last_range[64];
 };
 
@@ -217,6 +218,10 @@ static void serve(struct loopsrv *ls, int cfd, const char *req)
 			 "\"token_type\":\"Bearer\"}",
 			 atomic_load(&s->gen));
 		loopsrv_reply(cfd, 200, NULL, body, strlen(body));
+		return;
+	}
+	if (atomic_load(&s->hang)) {
+		loopsrv_hang(ls, cfd);
 		return;
 	}
 	snprintf(want, sizeof(want), "Authorization: Bearer tok%d\r\n",
@@ -341,6 +346,75 @@ static void test_json_api_backend(void **state)
 	free(s);
 }
 
+/* a service-account key file naming the server's token endpoint; path is
+ * a mkstemp template, filled */
+static void write_key(struct srv *s, char *path)
+{
+	char tu[96], *k;
+	int fd;
+
+	make_keys();
+	loopsrv_url(&s->ls, "/token", tu, sizeof(tu));
+	k = key_json(tu);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_true(write(fd, k, strlen(k)) == (ssize_t)strlen(k));
+	assert_int_equal(fchmod(fd, 0600), 0);
+	close(fd);
+	free(k);
+}
+
+/*
+ * A JSON API store that does not answer is met once per deadline: the
+ * request that hit the deadline spares the next calls of every kind for
+ * one timeout, unsent (README "Failure modes"), and once that has passed
+ * the store is asked again.
+ */
+static void test_json_api_unreachable_spares_next_calls(void **state)
+{
+	struct srv *s = calloc(1, sizeof(*s));
+	char ep[64], path[] = "/tmp/stfs-gcs-key-XXXXXX", rbuf[8];
+	struct stfs_conf c = {0};
+	struct backend *be = NULL;
+	struct names n = {{0}};
+	struct be_attr a;
+	int64_t t0;
+	int nreq;
+
+	(void)state;
+	atomic_store(&s->gen, 1);
+	assert_int_equal(loopsrv_start(&s->ls, serve, s), 0);
+	loopsrv_url(&s->ls, "", ep, sizeof(ep));
+	write_key(s, path);
+	unsetenv("GOOGLE_ACCESS_KEY_ID");
+	unsetenv("GOOGLE_APPLICATION_CREDENTIALS");
+	unsetenv("STFS_S3_MAX_KEYS");
+	c.credentials_file = path;
+	c.endpoint = ep;
+	c.timeout_ms = 400;
+	assert_int_equal(be_open("gs://bk/ns/", &c, &be), 0);
+	atomic_store(&s->hang, 1);
+	t0 = tu_mono_ms();
+	assert_int_equal(be_list(be, "", 0, collect, &n), -ETIMEDOUT);
+	assert_true(tu_mono_ms() - t0 < 400 + 900);
+	nreq = atomic_load(&s->ls.nreq);
+	/* a read and a stat right after: no second deadline, nothing sent */
+	t0 = tu_mono_ms();
+	assert_int_equal(be_read(be, "a b.ser", rbuf, 3, 1), -ETIMEDOUT);
+	assert_int_equal(be_stat(be, "a b.ser", &a), -ETIMEDOUT);
+	assert_true(tu_mono_ms() - t0 < 100);
+	assert_int_equal(atomic_load(&s->ls.nreq), nreq);
+	/* the store answers again: asked again once the deadline passed */
+	atomic_store(&s->hang, 0);
+	tu_sleep_ms(450);
+	assert_int_equal(be_read(be, "a b.ser", rbuf, 3, 1), 3);
+	assert_int_equal(atomic_load(&s->n_read), 1);
+	be_close(be);
+	unlink(path);
+	loopsrv_stop(&s->ls);
+	free(s);
+}
+
 /* HMAC keys: the XML API of the s3 backend, its health seen on the gcs one */
 static void test_hmac_keeps_xml_api_and_health(void **state)
 {
@@ -378,6 +452,7 @@ int main(void)
 		cmocka_unit_test(test_parse_key_and_token),
 		cmocka_unit_test(test_jwt_rs256_verifies),
 		cmocka_unit_test(test_json_api_backend),
+		cmocka_unit_test(test_json_api_unreachable_spares_next_calls),
 		cmocka_unit_test(test_hmac_keeps_xml_api_and_health),
 	};
 	int rc = cmocka_run_group_tests(tests, loopsrv_group_setup,
