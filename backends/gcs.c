@@ -557,6 +557,13 @@ static int gcs_init(struct backend *be, const char *uri,
 			gp->max_keys = (unsigned)v;
 	}
 	if (set.ca_file) {
+		char why[128];
+
+		/* else every call fails alike, and the mount with them */
+		if (http_ca_file_check(set.ca_file, why, sizeof(why)) < 0) {
+			log_err("gcs: ca_file %s: %s", set.ca_file, why);
+			return -EINVAL;
+		}
 		gp->ca_file = strdup(set.ca_file);
 		if (!gp->ca_file)
 			return -ENOMEM;

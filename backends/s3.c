@@ -394,6 +394,13 @@ static int s3_init(struct backend *be, const char *uri,
 	}
 	snprintf(sp->sigv4, sizeof(sp->sigv4), "aws:amz:%s:s3", sp->region);
 	if (set.ca_file) {
+		char why[128];
+
+		/* else every call fails alike, and the mount with them */
+		if (http_ca_file_check(set.ca_file, why, sizeof(why)) < 0) {
+			log_err("s3: ca_file %s: %s", set.ca_file, why);
+			return -EINVAL;
+		}
 		sp->ca_file = strdup(set.ca_file);
 		if (!sp->ca_file)
 			return -ENOMEM;

@@ -116,5 +116,24 @@ check "a password file readable by others is refused" \
 check "the refusal does not echo the password" bash -c "! grep -qF '$PW' <<<\"\$1\"" _ "$out"
 check "nothing is mounted then" bash -c "! mountpoint -q '$T/m5'"
 
+# 6. an engine_ca_file that is missing or holds no PEM certificate fails the
+# mount at once, naming the file (it used to mount, then every engine call
+# failed)
+bad_engine_ca() { # NAME FILE WHY
+	local out rc
+	mkdir -p "$T/$1"
+	MOUNTS+=("$T/$1")
+	# a mount that starts runs until the timeout (124)
+	out=$(STFS_ENGINE_PASSWORD=$PW timeout 10 "$STFS" -f -o "$COMMON,engine_user=ops,engine_ca_file=$2" "$T/$1" 2>&1)
+	rc=$?
+	check "engine_ca_file $3: the mount fails at once (exit $rc)" test "$rc" != 0 -a "$rc" != 124
+	check "engine_ca_file $3: ... and says so ($(grep -m1 ca_file <<<"$out"))" \
+		grep -qF "engine_ca_file $2: $3" <<<"$out"
+	check "engine_ca_file $3: nothing is mounted" bash -c "! mountpoint -q '$T/$1'"
+}
+bad_engine_ca m6a "$T/none.pem" "No such file or directory"
+head -c 300 /dev/urandom >"$T/junk.pem"
+bad_engine_ca m6b "$T/junk.pem" "holds no PEM certificate"
+
 check "no password in any stfs log" bash -c "! grep -rqF '$PW' '$T'/stfs-*.log"
 finish
