@@ -462,7 +462,7 @@ bad_ca() { # NAME URI FILE WHY
 	mkdir -p "$T/$1"
 	MOUNTS+=("$T/$1")
 	# a mount that starts runs until the timeout (124)
-	out=$(timeout 10 "$STFS" -f -o "checkpoint=$2,endpoint=https://127.0.0.1:1,region=us-east-1,path_style,access_key=AK,secret_key=SK,state_dir=$T/sd-$1,$COMMON,ca_file=$3" "$T/$1" 2>&1)
+	out=$(timeout 10 "$STFS" -f -o "checkpoint=$2,endpoint=https://127.0.0.1:1,region=us-east-1,path_style,state_dir=$T/sd-$1,$COMMON,ca_file=$3" "$T/$1" 2>&1)
 	rc=$?
 	check "$2 ca_file $4: the mount fails at once (exit $rc)" test "$rc" != 0 -a "$rc" != 124
 	check "$2 ca_file $4: ... and says so ($(grep -m1 ca_file <<<"$out"))" \
