@@ -279,34 +279,52 @@ static int collect(void *cookie, const char *name, const struct be_attr *a)
 	return 0;
 }
 
-static void test_json_api_backend(void **state)
+/* a service-account key file naming the server's token endpoint; path is
+ * a mkstemp template, filled */
+static void write_key(struct srv *s, char *path)
 {
-	struct srv *s = calloc(1, sizeof(*s));
-	char tu[96], ep[64], path[] = "/tmp/stfs-gcs-key-XXXXXX", *k;
-	struct stfs_conf c = {0};
-	struct backend *be = NULL;
-	struct names n = {{0}};
-	char rbuf[8];
+	char tu[96], *k;
 	int fd;
-	const char *one[1] = {"a b.ser"};
 
-	(void)state;
 	make_keys();
-	atomic_store(&s->gen, 1);
-	assert_int_equal(loopsrv_start(&s->ls, serve, s), 0);
 	loopsrv_url(&s->ls, "/token", tu, sizeof(tu));
-	loopsrv_url(&s->ls, "", ep, sizeof(ep));
 	k = key_json(tu);
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
 	assert_true(write(fd, k, strlen(k)) == (ssize_t)strlen(k));
+	assert_int_equal(fchmod(fd, 0600), 0);
 	close(fd);
 	free(k);
+}
+
+/* start the server, write its key file (path: a mkstemp template) and
+ * point `c` at both, with no credentials from the environment */
+static void json_api_setup(struct srv *s, char *path, char *ep, size_t epsz,
+			   struct stfs_conf *c)
+{
+	atomic_store(&s->gen, 1);
+	assert_int_equal(loopsrv_start(&s->ls, serve, s), 0);
+	loopsrv_url(&s->ls, "", ep, epsz);
+	write_key(s, path);
 	unsetenv("GOOGLE_ACCESS_KEY_ID");
 	unsetenv("GOOGLE_APPLICATION_CREDENTIALS");
 	unsetenv("STFS_S3_MAX_KEYS");
-	c.credentials_file = path;
-	c.endpoint = ep;
+	c->credentials_file = path;
+	c->endpoint = ep;
+}
+
+static void test_json_api_backend(void **state)
+{
+	struct srv *s = calloc(1, sizeof(*s));
+	char ep[64], path[] = "/tmp/stfs-gcs-key-XXXXXX";
+	struct stfs_conf c = {0};
+	struct backend *be = NULL;
+	struct names n = {{0}};
+	char rbuf[8];
+	const char *one[1] = {"a b.ser"};
+
+	(void)state;
+	json_api_setup(s, path, ep, sizeof(ep), &c);
 	c.timeout_ms = 3000;
 	/* a key others may read is refused */
 	chmod(path, 0644);
@@ -346,24 +364,6 @@ static void test_json_api_backend(void **state)
 	free(s);
 }
 
-/* a service-account key file naming the server's token endpoint; path is
- * a mkstemp template, filled */
-static void write_key(struct srv *s, char *path)
-{
-	char tu[96], *k;
-	int fd;
-
-	make_keys();
-	loopsrv_url(&s->ls, "/token", tu, sizeof(tu));
-	k = key_json(tu);
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	assert_true(write(fd, k, strlen(k)) == (ssize_t)strlen(k));
-	assert_int_equal(fchmod(fd, 0600), 0);
-	close(fd);
-	free(k);
-}
-
 /*
  * A JSON API store that does not answer is met once per deadline: the
  * request that hit the deadline spares the next calls of every kind for
@@ -382,15 +382,7 @@ static void test_json_api_unreachable_spares_next_calls(void **state)
 	int nreq;
 
 	(void)state;
-	atomic_store(&s->gen, 1);
-	assert_int_equal(loopsrv_start(&s->ls, serve, s), 0);
-	loopsrv_url(&s->ls, "", ep, sizeof(ep));
-	write_key(s, path);
-	unsetenv("GOOGLE_ACCESS_KEY_ID");
-	unsetenv("GOOGLE_APPLICATION_CREDENTIALS");
-	unsetenv("STFS_S3_MAX_KEYS");
-	c.credentials_file = path;
-	c.endpoint = ep;
+	json_api_setup(s, path, ep, sizeof(ep), &c);
 	c.timeout_ms = 400;
 	assert_int_equal(be_open("gs://bk/ns/", &c, &be), 0);
 	atomic_store(&s->hang, 1);
