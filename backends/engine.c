@@ -290,6 +290,17 @@ int engine_new(const struct stfs_conf *conf, struct engine **out)
 		buf_fmt(e->userpwd, n, "%s:%s", conf->engine_user, pw);
 	}
 	if (conf->engine_ca_file) {
+		char why[128];
+
+		/* else every engine call fails alike (README "Failure modes")
+		 */
+		if (http_ca_file_check(conf->engine_ca_file, why, sizeof(why)) <
+		    0) {
+			log_err("engine: engine_ca_file %s: %s",
+				conf->engine_ca_file, why);
+			rc = -EINVAL;
+			goto fail;
+		}
 		e->ca_file = strdup(conf->engine_ca_file);
 		if (!e->ca_file)
 			goto fail;
@@ -321,6 +332,10 @@ int engine_new(const struct stfs_conf *conf, struct engine **out)
 fail:
 	for (size_t i = 0; i < CONF_MAX_ENGINES; i++)
 		free(e->urls[i]);
+	if (e->userpwd) {
+		explicit_bzero(e->userpwd, strlen(e->userpwd));
+		free(e->userpwd);
+	}
 	free(e);
 	return rc;
 }

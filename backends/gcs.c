@@ -17,6 +17,8 @@
  * base is `endpoint` (or STORAGE_EMULATOR_HOST), default
  * https://storage.googleapis.com.  A request answered 401 is sent once more
  * with a fresh token.  Neither credentials at all: the XML API, unsigned.
+ * A store that did not answer (deadline, refused) is not asked again for
+ * one timeout: http_perform's pause, README "Failure modes".
  *
  * Threads: priv is immutable after init; gcsauth guards its token.
  */
@@ -106,6 +108,7 @@ static int gcs_do(struct backend *be, const char *method, const char *url,
 			.retries = gp->retries,
 			.max_body = max_body,
 			.ca_file = gp->ca_file,
+			.pause_unreachable = true,
 		};
 
 		rc = gcsauth_header(gp->auth, &auth);
@@ -554,6 +557,13 @@ static int gcs_init(struct backend *be, const char *uri,
 			gp->max_keys = (unsigned)v;
 	}
 	if (set.ca_file) {
+		char why[128];
+
+		/* else every call fails alike, and the mount with them */
+		if (http_ca_file_check(set.ca_file, why, sizeof(why)) < 0) {
+			log_err("gcs: ca_file %s: %s", set.ca_file, why);
+			return -EINVAL;
+		}
 		gp->ca_file = strdup(set.ca_file);
 		if (!gp->ca_file)
 			return -ENOMEM;

@@ -21,11 +21,24 @@
  *    so connections (and TLS sessions) are reused; a handle is owned by one
  *    thread between pool_get() and pool_put().
  *
+ *  - Unreachable endpoints (req->pause_unreachable).  A request that timed
+ *    out, or found connections refused / the host unresolvable through its
+ *    retries, pauses its endpoint (scheme://host:port, lowercased, without
+ *    user-info) for its timeout: requests to it fail at once with that
+ *    errno, unsent, so a walk meets a dead store once per deadline, not
+ *    once per call.  Per endpoint, not per backend: an HA namenode's
+ *    pause does not hold up the next namenode, and two namespaces on one
+ *    store share it.  A failure after a redirect was followed belongs to
+ *    another host and pauses nothing.  Any answer ends the pause.  A small
+ *    table (HTTP_PAUSE_SLOTS) under pause_lock; a full one drops the
+ *    pause that ends first.
+ *
  *  - Secrets: userpwd is handed to curl and nowhere else.  resp->error and
  *    log lines name the URL without user-info or query string.
  */
 #include "backends/http.h"
 
+#include <ctype.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -46,12 +59,24 @@
 #define HTTP_BACKOFF_BASE 50
 #define HTTP_BACKOFF_CAP  1000
 #define HTTP_CONNECT_DFLT 2000
+#define HTTP_PAUSE_SLOTS  64
+#define HTTP_PAUSE_KEY	  192
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static CURL *pool[HTTP_POOL_MAX]; /* protected by pool_lock */
 static size_t pool_n;		  /* protected by pool_lock */
 
 static int (*_Atomic abort_check)(void);
+
+/* paused endpoints; until_ms == 0: a free slot */
+struct pause_slot {
+	char key[HTTP_PAUSE_KEY];
+	int64_t until_ms;
+	int err;
+};
+static pthread_mutex_t pause_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pause_slot pauses[HTTP_PAUSE_SLOTS]; /* under pause_lock */
+static _Atomic unsigned pause_n; /* slots in use: 0 skips the lock */
 
 static _Atomic uint64_t st_requests, st_retries, st_errors, st_timeouts,
 	st_bytes_in, st_latency_us;
@@ -154,6 +179,109 @@ char *http_redact_url(const char *url, char *out, size_t outsz)
 		auth = at + 1;
 	snprintf(out + n, outsz - n, "%.*s", (int)strcspn(auth, "?#"), auth);
 	return out;
+}
+
+/*
+ * The endpoint of `url` ("scheme://host:port", lowercased, user-info
+ * dropped) into key; false when the URL has none or it does not fit.
+ */
+static bool endpoint_key(const char *url, char *key, size_t keysz)
+{
+	const char *p = url ? strstr(url, "://") : NULL;
+	const char *auth, *end, *at = NULL;
+	size_t n = 0;
+
+	if (!p)
+		return false;
+	auth = p + 3;
+	end = auth + strcspn(auth, "/?#");
+	for (const char *q = auth; q < end; q++)
+		if (*q == '@')
+			at = q;
+	if (at)
+		auth = at + 1;
+	if ((size_t)(p + 3 - url) + (size_t)(end - auth) >= keysz ||
+	    end == auth)
+		return false;
+	for (const char *q = url; q < p + 3; q++)
+		key[n++] = (char)tolower((unsigned char)*q);
+	for (const char *q = auth; q < end; q++)
+		key[n++] = (char)tolower((unsigned char)*q);
+	key[n] = '\0';
+	return true;
+}
+
+/* with pause_lock: the slot of `key`, or NULL */
+static struct pause_slot *pause_find(const char *key)
+{
+	for (size_t i = 0; i < HTTP_PAUSE_SLOTS; i++)
+		if (pauses[i].until_ms && !strcmp(pauses[i].key, key))
+			return &pauses[i];
+	return NULL;
+}
+
+/* the errno `key` is paused with, now, or 0 (an ended pause is dropped) */
+static int pause_check(const char *key, int64_t now)
+{
+	struct pause_slot *sl;
+	int err = 0;
+
+	if (!atomic_load(&pause_n))
+		return 0;
+	pthread_mutex_lock(&pause_lock);
+	sl = pause_find(key);
+	if (sl && now < sl->until_ms) {
+		err = sl->err;
+	} else if (sl) {
+		sl->until_ms = 0;
+		atomic_fetch_sub(&pause_n, 1);
+	}
+	pthread_mutex_unlock(&pause_lock);
+	return err;
+}
+
+/* pause `key` until `until` with `err`; err 0: end its pause */
+static void pause_set(const char *key, int64_t until, int err)
+{
+	struct pause_slot *sl, *first = &pauses[0];
+
+	if (!err && !atomic_load(&pause_n))
+		return;
+	pthread_mutex_lock(&pause_lock);
+	sl = pause_find(key);
+	if (!err) {
+		if (sl) {
+			sl->until_ms = 0;
+			atomic_fetch_sub(&pause_n, 1);
+		}
+		pthread_mutex_unlock(&pause_lock);
+		return;
+	}
+	if (!sl) {
+		/* a free slot, else the one whose pause ends first */
+		for (size_t i = 0; i < HTTP_PAUSE_SLOTS && !sl; i++) {
+			if (!pauses[i].until_ms)
+				sl = &pauses[i];
+			else if (pauses[i].until_ms < first->until_ms)
+				first = &pauses[i];
+		}
+		if (sl)
+			atomic_fetch_add(&pause_n, 1);
+		else
+			sl = first;
+		snprintf(sl->key, sizeof(sl->key), "%s", key);
+	}
+	sl->until_ms = until;
+	sl->err = err;
+	pthread_mutex_unlock(&pause_lock);
+}
+
+void http_pause_forget(void)
+{
+	pthread_mutex_lock(&pause_lock);
+	memset(pauses, 0, sizeof(pauses));
+	atomic_store(&pause_n, 0);
+	pthread_mutex_unlock(&pause_lock);
 }
 
 #define PEM_CERT	 "-----BEGIN CERTIFICATE-----"
@@ -546,7 +674,9 @@ int http_perform(const struct http_req *req, struct http_resp *resp)
 	int64_t deadline = http_mono_ms() + timeout;
 	struct curl_slist *hdrs = NULL;
 	char errbuf[CURL_ERROR_SIZE];
-	char safe_url[256];
+	char safe_url[256], ep[HTTP_PAUSE_KEY];
+	bool pausing = false;
+	long redirects = 0;
 	struct xfer x;
 	CURL *h;
 	int rc = 0;
@@ -566,6 +696,18 @@ int http_perform(const struct http_req *req, struct http_resp *resp)
 	if (!req->url) {
 		set_err(resp, "no URL");
 		return -EINVAL;
+	}
+	if (req->pause_unreachable &&
+	    (pausing = endpoint_key(req->url, ep, sizeof(ep)))) {
+		rc = pause_check(ep, http_mono_ms());
+		if (rc) {
+			set_err(resp,
+				"%s %s: not sent: the endpoint was unreachable "
+				"(%s) less than %u ms ago",
+				m, safe_url, strerror(-rc), timeout);
+			atomic_fetch_add(&st_errors, 1);
+			return rc;
+		}
 	}
 	for (const char *const *hp = req->headers; hp && *hp; hp++) {
 		struct curl_slist *n = curl_slist_append(hdrs, *hp);
@@ -621,6 +763,8 @@ int http_perform(const struct http_req *req, struct http_resp *resp)
 		resp->attempts++;
 		atomic_fetch_add(&st_requests, 1);
 		cc = curl_easy_perform(h);
+		redirects = 0;
+		curl_easy_getinfo(h, CURLINFO_REDIRECT_COUNT, &redirects);
 		if (x.overflow) {
 			rc = -EFBIG;
 			set_err(resp, "%s %s: response body over %zu bytes", m,
@@ -687,6 +831,12 @@ int http_perform(const struct http_req *req, struct http_resp *resp)
 	}
 	pool_put(h);
 	curl_slist_free_all(hdrs);
+	if (pausing &&
+	    (rc == -ETIMEDOUT || rc == -ECONNREFUSED || rc == -EHOSTUNREACH) &&
+	    !redirects)
+		pause_set(ep, http_mono_ms() + timeout, rc);
+	else if (pausing && rc == 0)
+		pause_set(ep, 0, 0);
 	if (rc)
 		atomic_fetch_add(&st_errors, 1);
 	atomic_fetch_add(&st_latency_us, (uint64_t)(http_mono_us() - t0_us));

@@ -40,6 +40,9 @@ struct http_req {
 	/* SPNEGO (GSS-API Negotiate) with the process's Kerberos credentials
 	 * (backends/krb.h); not sent again to a redirect's other host */
 	bool negotiate;
+	/* the unreachable-endpoint pause (http_perform); storage backends set
+	 * it, the engine client and credential fetches do not */
+	bool pause_unreachable;
 };
 
 struct http_resp {
@@ -75,8 +78,21 @@ void http_resp_release(struct http_resp *r);
  * (body over the cap), -EINTR (aborted), -EIO (anything else; a refused
  * certificate sets resp->tls_refused and is not retried).  resp->error
  * holds a human reason without secrets.
+ *
+ * With req->pause_unreachable: a request that found its endpoint
+ * (scheme://host:port of req->url) unreachable — -ETIMEDOUT, or
+ * -ECONNREFUSED/-EHOSTUNREACH through the retries, no redirect followed —
+ * makes every such request to that endpoint of the next req->timeout_ms
+ * fail at once with the same errno, unsent; any answer ends the pause
+ * (README "Failure modes").
  */
 int http_perform(const struct http_req *req, struct http_resp *resp);
+
+/**
+ * Forget every endpoint's pause (see http_perform): for tests that reuse
+ * one server across cases.  The daemon never needs it.
+ */
+void http_pause_forget(void);
 
 /**
  * Map a CURLcode (as int) to -errno: 0 for CURLE_OK; timeout ETIMEDOUT;

@@ -25,9 +25,9 @@
  * unreachable (listing, HEAD, GET, DELETE that hit the deadline, or whose
  * connections were refused through the retries) makes every request of
  * the next deadline fail at once with that errno, unsent: a walk meets a
- * store that does not answer once, not once per call (README "Failure
- * modes").  Listed names with an empty, "." or ".." component or a
- * control character are skipped with a warning.
+ * store that does not answer once, not once per call (http_perform's
+ * pause, per endpoint; README "Failure modes").  Listed names with an empty,
+ * "." or ".." component or a control character are skipped with a warning.
  *
  * URLs are built canonical by s3_url (libcurl 7.88 signs them verbatim);
  * x-amz-content-sha256 is added here (UNSIGNED-PAYLOAD, or the body's
@@ -165,11 +165,6 @@ struct s3_priv {
 	off_t to_off;
 	size_t to_len;
 	int64_t to_until_ms;
-	/* atomic, any thread: until when (monotonic ms) no request is sent,
-	 * after one found the store unreachable, and that errno; 0: none
-	 * (s3_do) */
-	int64_t down_until_ms;
-	int down_err;
 };
 
 /* ---- secrets ---------------------------------------------------------- */
@@ -399,6 +394,13 @@ static int s3_init(struct backend *be, const char *uri,
 	}
 	snprintf(sp->sigv4, sizeof(sp->sigv4), "aws:amz:%s:s3", sp->region);
 	if (set.ca_file) {
+		char why[128];
+
+		/* else every call fails alike, and the mount with them */
+		if (http_ca_file_check(set.ca_file, why, sizeof(why)) < 0) {
+			log_err("s3: ca_file %s: %s", set.ca_file, why);
+			return -EINVAL;
+		}
 		sp->ca_file = strdup(set.ca_file);
 		if (!sp->ca_file)
 			return -ENOMEM;
@@ -508,6 +510,7 @@ static int s3_do_once(struct s3_priv *sp, const struct awscred_set *cs,
 		.userpwd = cs ? cs->userpwd : NULL,
 		.aws_sigv4 = cs ? sp->sigv4 : NULL,
 		.ca_file = sp->ca_file,
+		.pause_unreachable = true,
 	};
 
 	if (body) {
@@ -546,8 +549,8 @@ static bool s3_creds_refused(const struct http_resp *resp, bool head)
  * are additional "Name: value" headers (NULL-terminated, or NULL).  A
  * request refused with an expired token (or keys rotated away) is sent
  * once more with fresh credentials.  Within a deadline of a request that
- * found the store unreachable nothing is sent: its errno at once.
- * Returns what http_perform() returned.
+ * found the store unreachable nothing is sent: its errno at once (the
+ * pause of http_perform).  Returns what http_perform() returned.
  */
 static int s3_do(struct s3_priv *sp, const char *method, const char *url,
 		 const char *const *extra, const void *body, size_t body_len,
@@ -555,18 +558,8 @@ static int s3_do(struct s3_priv *sp, const char *method, const char *url,
 {
 	struct awscred_set *cs = NULL, *again = NULL;
 	bool head = !strcmp(method, "HEAD");
-	int64_t down;
 	int rc;
 
-	down = __atomic_load_n(&sp->down_until_ms, __ATOMIC_RELAXED);
-	if (down && mono_ms() < down) {
-		rc = __atomic_load_n(&sp->down_err, __ATOMIC_RELAXED);
-		snprintf(resp->error, sizeof(resp->error),
-			 "not sent: the store was unreachable (%s) less than "
-			 "%u ms ago",
-			 strerror(-rc), sp->timeout_ms);
-		return rc;
-	}
 	rc = awscred_get(sp->cred, &cs);
 	if (rc < 0) {
 		snprintf(resp->error, sizeof(resp->error), "no credentials: %s",
@@ -575,13 +568,6 @@ static int s3_do(struct s3_priv *sp, const char *method, const char *url,
 	}
 	rc = s3_do_once(sp, cs, method, url, extra, body, body_len, max_body,
 			resp);
-	if (rc == -ETIMEDOUT || rc == -ECONNREFUSED || rc == -EHOSTUNREACH) {
-		__atomic_store_n(&sp->down_err, rc, __ATOMIC_RELAXED);
-		__atomic_store_n(&sp->down_until_ms, mono_ms() + sp->timeout_ms,
-				 __ATOMIC_RELAXED);
-	} else if (rc == 0) {
-		__atomic_store_n(&sp->down_until_ms, 0, __ATOMIC_RELAXED);
-	}
 	if (rc == 0 && cs && s3_creds_refused(resp, head) &&
 	    awscred_refused(sp->cred, cs) &&
 	    awscred_get(sp->cred, &again) == 0 && again &&

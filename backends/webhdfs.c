@@ -29,7 +29,10 @@
  * next calls.  When a whole round answered standby (the moment of a
  * failover) the call pauses WH_ROUND_PAUSE_MS and goes round again.  Each
  * namenode tried gets the deadline (timeout) once: a call lasts at most
- * timeout × the number of namenodes.
+ * timeout × the number of namenodes.  A namenode that did not answer
+ * (deadline, refused) is not asked again for one timeout, by any call or
+ * backend: http_perform's pause, per namenode, so the next one is asked at
+ * once (a datanode's failure after the 307 pauses nothing).
  *
  * Auth: simple (user.name = hdfs_user, else $HADOOP_USER_NAME, else the
  * daemon's user), or Kerberos when kerberos_keytab is set: SPNEGO through
@@ -218,6 +221,7 @@ static int wh_perform_nn(struct wh_priv *wp, const struct wh_call *c,
 			.ca_file = wp->ca_file,
 			.follow_location = c->follow,
 			.negotiate = wp->krb && !token,
+			.pause_unreachable = true,
 		};
 
 		if (k && i == (unsigned)start) {

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -239,6 +240,32 @@ static void test_engine_new_rejects_no_urls(void **state)
 	assert_int_equal(engine_new(&t.c, &e), -EINVAL);
 	assert_null(e);
 	engine_free(NULL);
+}
+
+/* an engine_ca_file that is missing or holds no PEM certificate fails the
+ * mount, not every engine call after it (README "Failure modes") */
+static void test_engine_new_rejects_bad_ca_file(void **state)
+{
+	struct tconf t;
+	struct engine *e = NULL;
+	char junk[] = "/tmp/stfs-engine-ca.XXXXXX", missing[64];
+	int fd;
+
+	(void)state;
+	tconf_init(&t, 1000);
+	tconf_add(&t, 1, "");
+	fd = mkstemp(junk);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "not a certificate\n", 18), 18);
+	close(fd);
+	snprintf(missing, sizeof(missing), "%s.none", junk);
+	t.c.engine_ca_file = missing;
+	assert_int_equal(engine_new(&t.c, &e), -EINVAL);
+	assert_null(e);
+	t.c.engine_ca_file = junk;
+	assert_int_equal(engine_new(&t.c, &e), -EINVAL);
+	assert_null(e);
+	unlink(junk);
 }
 
 static void test_engine_jobs_lists_and_merges(void **state)
@@ -1032,6 +1059,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_engine_new_rejects_no_urls),
+		cmocka_unit_test(test_engine_new_rejects_bad_ca_file),
 		cmocka_unit_test(test_engine_jobs_lists_and_merges),
 		cmocka_unit_test(test_engine_jobs_cache_reuse),
 		cmocka_unit_test(test_engine_jobs_failover_from_dead_url),

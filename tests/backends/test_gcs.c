@@ -201,6 +201,7 @@ struct srv {
 	struct loopsrv ls;
 	atomic_int gen; /* token generation handed out / accepted */
 	atomic_int n_token, n_list, n_read, n_delete, n_401;
+	atomic_int hang; /* storage requests are never answered */
 	char last_range[64];
 };
 
@@ -217,6 +218,10 @@ static void serve(struct loopsrv *ls, int cfd, const char *req)
 			 "\"token_type\":\"Bearer\"}",
 			 atomic_load(&s->gen));
 		loopsrv_reply(cfd, 200, NULL, body, strlen(body));
+		return;
+	}
+	if (atomic_load(&s->hang)) {
+		loopsrv_hang(ls, cfd);
 		return;
 	}
 	snprintf(want, sizeof(want), "Authorization: Bearer tok%d\r\n",
@@ -274,34 +279,52 @@ static int collect(void *cookie, const char *name, const struct be_attr *a)
 	return 0;
 }
 
-static void test_json_api_backend(void **state)
+/* a service-account key file naming the server's token endpoint; path is
+ * a mkstemp template, filled */
+static void write_key(struct srv *s, char *path)
 {
-	struct srv *s = calloc(1, sizeof(*s));
-	char tu[96], ep[64], path[] = "/tmp/stfs-gcs-key-XXXXXX", *k;
-	struct stfs_conf c = {0};
-	struct backend *be = NULL;
-	struct names n = {{0}};
-	char rbuf[8];
+	char tu[96], *k;
 	int fd;
-	const char *one[1] = {"a b.ser"};
 
-	(void)state;
 	make_keys();
-	atomic_store(&s->gen, 1);
-	assert_int_equal(loopsrv_start(&s->ls, serve, s), 0);
 	loopsrv_url(&s->ls, "/token", tu, sizeof(tu));
-	loopsrv_url(&s->ls, "", ep, sizeof(ep));
 	k = key_json(tu);
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
 	assert_true(write(fd, k, strlen(k)) == (ssize_t)strlen(k));
+	assert_int_equal(fchmod(fd, 0600), 0);
 	close(fd);
 	free(k);
+}
+
+/* start the server, write its key file (path: a mkstemp template) and
+ * point `c` at both, with no credentials from the environment */
+static void json_api_setup(struct srv *s, char *path, char *ep, size_t epsz,
+			   struct stfs_conf *c)
+{
+	atomic_store(&s->gen, 1);
+	assert_int_equal(loopsrv_start(&s->ls, serve, s), 0);
+	loopsrv_url(&s->ls, "", ep, epsz);
+	write_key(s, path);
 	unsetenv("GOOGLE_ACCESS_KEY_ID");
 	unsetenv("GOOGLE_APPLICATION_CREDENTIALS");
 	unsetenv("STFS_S3_MAX_KEYS");
-	c.credentials_file = path;
-	c.endpoint = ep;
+	c->credentials_file = path;
+	c->endpoint = ep;
+}
+
+static void test_json_api_backend(void **state)
+{
+	struct srv *s = calloc(1, sizeof(*s));
+	char ep[64], path[] = "/tmp/stfs-gcs-key-XXXXXX";
+	struct stfs_conf c = {0};
+	struct backend *be = NULL;
+	struct names n = {{0}};
+	char rbuf[8];
+	const char *one[1] = {"a b.ser"};
+
+	(void)state;
+	json_api_setup(s, path, ep, sizeof(ep), &c);
 	c.timeout_ms = 3000;
 	/* a key others may read is refused */
 	chmod(path, 0644);
@@ -335,6 +358,49 @@ static void test_json_api_backend(void **state)
 		assert_null(strstr(d.data, "tok2"));
 		buf_release(&d);
 	}
+	be_close(be);
+	unlink(path);
+	loopsrv_stop(&s->ls);
+	free(s);
+}
+
+/*
+ * A JSON API store that does not answer is met once per deadline: the
+ * request that hit the deadline spares the next calls of every kind for
+ * one timeout, unsent (README "Failure modes"), and once that has passed
+ * the store is asked again.
+ */
+static void test_json_api_unreachable_spares_next_calls(void **state)
+{
+	struct srv *s = calloc(1, sizeof(*s));
+	char ep[64], path[] = "/tmp/stfs-gcs-key-XXXXXX", rbuf[8];
+	struct stfs_conf c = {0};
+	struct backend *be = NULL;
+	struct names n = {{0}};
+	struct be_attr a;
+	int64_t t0;
+	int nreq;
+
+	(void)state;
+	json_api_setup(s, path, ep, sizeof(ep), &c);
+	c.timeout_ms = 400;
+	assert_int_equal(be_open("gs://bk/ns/", &c, &be), 0);
+	atomic_store(&s->hang, 1);
+	t0 = tu_mono_ms();
+	assert_int_equal(be_list(be, "", 0, collect, &n), -ETIMEDOUT);
+	assert_true(tu_mono_ms() - t0 < 400 + 900);
+	nreq = atomic_load(&s->ls.nreq);
+	/* a read and a stat right after: no second deadline, nothing sent */
+	t0 = tu_mono_ms();
+	assert_int_equal(be_read(be, "a b.ser", rbuf, 3, 1), -ETIMEDOUT);
+	assert_int_equal(be_stat(be, "a b.ser", &a), -ETIMEDOUT);
+	assert_true(tu_mono_ms() - t0 < 100);
+	assert_int_equal(atomic_load(&s->ls.nreq), nreq);
+	/* the store answers again: asked again once the deadline passed */
+	atomic_store(&s->hang, 0);
+	tu_sleep_ms(450);
+	assert_int_equal(be_read(be, "a b.ser", rbuf, 3, 1), 3);
+	assert_int_equal(atomic_load(&s->n_read), 1);
 	be_close(be);
 	unlink(path);
 	loopsrv_stop(&s->ls);
@@ -378,6 +444,7 @@ int main(void)
 		cmocka_unit_test(test_parse_key_and_token),
 		cmocka_unit_test(test_jwt_rs256_verifies),
 		cmocka_unit_test(test_json_api_backend),
+		cmocka_unit_test(test_json_api_unreachable_spares_next_calls),
 		cmocka_unit_test(test_hmac_keeps_xml_api_and_health),
 	};
 	int rc = cmocka_run_group_tests(tests, loopsrv_group_setup,

@@ -31,6 +31,7 @@ enum srv_mode {
 	SRV_FAIL_THEN, /* `fail_n` times `fail_status`, then as SRV_BODY */
 	SRV_HANG,      /* read the request, never answer */
 	SRV_BIG,       /* 200 with big_len bytes */
+	SRV_REDIRECT,  /* 307 to `location` */
 };
 
 struct srv {
@@ -39,6 +40,7 @@ struct srv {
 	int fail_status;
 	enum srv_mode mode;
 	size_t big_len;
+	char location[160];
 };
 
 static void serve(struct loopsrv *ls, int cfd, const char *req)
@@ -48,6 +50,11 @@ static void serve(struct loopsrv *ls, int cfd, const char *req)
 	(void)req;
 	if (s->mode == SRV_HANG) {
 		loopsrv_hang(ls, cfd);
+	} else if (s->mode == SRV_REDIRECT) {
+		char loc[200];
+
+		snprintf(loc, sizeof(loc), "Location: %s\r\n", s->location);
+		loopsrv_reply(cfd, 307, loc, "", 0);
 	} else if (s->mode == SRV_BIG) {
 		char *big = malloc(s->big_len);
 
@@ -430,6 +437,95 @@ static void test_http_perform_refused_retries_within_deadline(void **state)
 	http_resp_release(&r);
 }
 
+/*
+ * The unreachable-endpoint pause: a request that hit the deadline makes the
+ * next ones to that endpoint (scheme://host:port) fail at once, unsent, for
+ * one timeout; requests without pause_unreachable, other endpoints, and a
+ * failure after a redirect (another host's) are not held up; an answer
+ * ends the pause (README "Failure modes").
+ */
+static void test_http_pause_unreachable(void **state)
+{
+	struct srv *h = srv_start(SRV_HANG), *ok = srv_start(SRV_BODY);
+	struct srv *rd = srv_start(SRV_REDIRECT);
+	struct http_resp r;
+	char url[128], url2[128], urlr[128];
+	struct http_req req = {
+		.url = url, .timeout_ms = 300, .pause_unreachable = true};
+	int64_t t0;
+	int n;
+
+	(void)state;
+	http_pause_forget();
+	srv_url(h, "/a", url, sizeof(url));
+	http_resp_init(&r);
+	assert_int_equal(http_perform(&req, &r), -ETIMEDOUT);
+	n = atomic_load(&h->ls.nreq);
+	/* the same endpoint, another path and case: not sent, at once */
+	snprintf(url2, sizeof(url2), "HTTP://127.0.0.1:%d/other?x=1",
+		 h->ls.port);
+	req.url = url2;
+	t0 = tu_mono_ms();
+	assert_int_equal(http_perform(&req, &r), -ETIMEDOUT);
+	assert_true(tu_mono_ms() - t0 < 50);
+	assert_non_null(strstr(r.error, "not sent"));
+	assert_int_equal(atomic_load(&h->ls.nreq), n);
+	/* another endpoint is asked */
+	srv_url(ok, "/", url2, sizeof(url2));
+	assert_int_equal(http_perform(&req, &r), 0);
+	assert_int_equal(r.status, 200);
+	/* a request without the flag is sent (the engine's, credentials') */
+	req.url = url;
+	req.pause_unreachable = false;
+	assert_int_equal(http_perform(&req, &r), -ETIMEDOUT);
+	assert_int_equal(atomic_load(&h->ls.nreq), n + 1);
+	/* a redirect to the dead host: the redirecting one is not paused */
+	snprintf(rd->location, sizeof(rd->location), "%s", url);
+	srv_url(rd, "/r", urlr, sizeof(urlr));
+	req.url = urlr;
+	req.pause_unreachable = true;
+	req.follow_location = true;
+	assert_int_equal(http_perform(&req, &r), -ETIMEDOUT);
+	assert_int_equal(http_perform(&req, &r), -ETIMEDOUT);
+	assert_int_equal(atomic_load(&rd->ls.nreq), 2);
+	/* after one timeout the endpoint is asked again */
+	req.url = url;
+	req.follow_location = false;
+	h->mode = SRV_BODY;
+	tu_sleep_ms(350);
+	n = atomic_load(&h->ls.nreq);
+	assert_int_equal(http_perform(&req, &r), 0);
+	assert_int_equal(atomic_load(&h->ls.nreq), n + 1);
+	http_resp_release(&r);
+	srv_stop(rd);
+	srv_stop(ok);
+	srv_stop(h);
+}
+
+/* refused connections through the retries pause the endpoint too */
+static void test_http_pause_refused(void **state)
+{
+	struct http_resp r;
+	char url[128];
+	struct http_req req = {.url = url,
+			       .timeout_ms = 300,
+			       .retries = 0,
+			       .pause_unreachable = true};
+
+	(void)state;
+	http_pause_forget();
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", closed_port());
+	http_resp_init(&r);
+	assert_int_equal(http_perform(&req, &r), -ECONNREFUSED);
+	assert_int_equal(r.attempts, 1);
+	assert_int_equal(http_perform(&req, &r), -ECONNREFUSED);
+	assert_int_equal(r.attempts, 0);
+	http_pause_forget();
+	assert_int_equal(http_perform(&req, &r), -ECONNREFUSED);
+	assert_int_equal(r.attempts, 1);
+	http_resp_release(&r);
+}
+
 static void test_http_perform_body_over_cap(void **state)
 {
 	struct srv *s = srv_start(SRV_BIG);
@@ -517,6 +613,8 @@ int main(void)
 		cmocka_unit_test(test_http_perform_hung_server_times_out),
 		cmocka_unit_test(
 			test_http_perform_refused_retries_within_deadline),
+		cmocka_unit_test(test_http_pause_unreachable),
+		cmocka_unit_test(test_http_pause_refused),
 		cmocka_unit_test(test_http_perform_body_over_cap),
 		cmocka_unit_test(test_http_perform_abort_check),
 		cmocka_unit_test(test_http_perform_head),

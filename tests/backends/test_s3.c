@@ -1024,6 +1024,33 @@ static void test_s3_init_rejects_bad(void **state)
 	be_close(be);
 }
 
+/* a ca_file that is missing or holds no PEM certificate fails the mount,
+ * not every call after it (README "Failure modes") */
+static void test_s3_init_rejects_bad_ca_file(void **state)
+{
+	struct stfs_conf c = mkconf();
+	struct backend *be = NULL;
+	char junk[] = "/tmp/stfs-s3-ca.XXXXXX", missing[64];
+	int fd;
+
+	(void)state;
+	fd = mkstemp(junk);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "not a certificate\n", 18), 18);
+	close(fd);
+	snprintf(missing, sizeof(missing), "%s.none", junk);
+	c.ca_file = missing;
+	assert_int_equal(be_open_ops(&be_s3_ops, "s3://b/x/", &c, &be),
+			 -EINVAL);
+	assert_int_equal(be_open("gs://b/x/", &c, &be), -EINVAL);
+	c.ca_file = junk;
+	assert_int_equal(be_open_ops(&be_s3_ops, "s3://b/x/", &c, &be),
+			 -EINVAL);
+	assert_int_equal(be_open("oss://b/x/", &c, &be), -EINVAL);
+	assert_int_equal(be_open("gs://b/x/", &c, &be), -EINVAL);
+	unlink(junk);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1045,6 +1072,7 @@ int main(void)
 		cmocka_unit_test(test_s3_session_token_and_anonymous),
 		cmocka_unit_test(test_s3_credentials_file_mode),
 		cmocka_unit_test(test_s3_init_rejects_bad),
+		cmocka_unit_test(test_s3_init_rejects_bad_ca_file),
 	};
 
 	return cmocka_run_group_tests(tests, srv_start, srv_stop);

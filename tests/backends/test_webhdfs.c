@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@ struct script {
 	size_t n;
 	char lines[16][512];
 	int nl;
+	atomic_int hang; /* read the request, never answer */
 };
 
 static void handle(struct loopsrv *s, int cfd, const char *req)
@@ -45,6 +47,10 @@ static void handle(struct loopsrv *s, int cfd, const char *req)
 
 	if (sc->nl < 16)
 		snprintf(sc->lines[sc->nl++], 512, "%.*s", (int)ll, req);
+	if (atomic_load(&sc->hang)) {
+		loopsrv_hang(s, cfd);
+		return;
+	}
 	for (size_t i = 0; i < sc->n; i++) {
 		const struct rule *r = &sc->rules[i];
 		char *body = NULL;
@@ -246,6 +252,111 @@ static void test_failover_order(void **state)
 	loopsrv_stop(&b);
 }
 
+/*
+ * A namenode that does not answer is met once per deadline: the call that
+ * hit the deadline spares the next calls of every kind for one timeout,
+ * unsent (README "Failure modes"); after that it is asked again.
+ */
+static void test_unreachable_spares_next_calls(void **state)
+{
+	static const struct rule rules[] = {
+		{"op=LISTSTATUS_BATCH", 200, "batch_last.json", NULL},
+	};
+	struct script sc = {.rules = rules, .n = 1};
+	struct loopsrv s;
+	struct stfs_conf c;
+	struct backend *be;
+	struct names nm = {0};
+	struct be_attr a;
+	char uri[128], buf[16];
+	int64_t t0;
+
+	(void)state;
+	atomic_store(&sc.hang, 1);
+	start(&s, &sc);
+	c = mkconf(NULL);
+	c.timeout_ms = 400;
+	snprintf(uri, sizeof(uri), "webhdfs://127.0.0.1:%d/ns/", s.port);
+	assert_int_equal(be_open_ops(&be_webhdfs_ops, uri, &c, &be), 0);
+	t0 = tu_mono_ms();
+	assert_int_equal(be_list(be, "j", 0, collect, &nm), -ETIMEDOUT);
+	assert_true(tu_mono_ms() - t0 < 400 + 900);
+	assert_int_equal(sc.nl, 1);
+	t0 = tu_mono_ms();
+	assert_int_equal(be_stat(be, "j/f", &a), -ETIMEDOUT);
+	assert_int_equal(be_read(be, "j/g", buf, sizeof(buf), 0), -ETIMEDOUT);
+	assert_true(tu_mono_ms() - t0 < 100);
+	assert_int_equal(sc.nl, 1);
+	/* the namenode answers again: asked again once the deadline passed */
+	atomic_store(&sc.hang, 0);
+	tu_sleep_ms(450);
+	assert_int_equal(be_list(be, "j", 0, collect, &nm), 0);
+	assert_int_equal(sc.nl, 2);
+	assert_int_equal(nm.n, 2);
+	be_close(be);
+	conf_release(&c);
+	loopsrv_stop(&s);
+}
+
+/*
+ * With HA the pause is per namenode (per endpoint, whichever backend asks):
+ * a dead one does not keep a call from the next one, and a call after it,
+ * here of a second mount of the same cluster (the imap namespace's), goes
+ * to the live one at once; once the pause is over the first is asked again.
+ */
+static void test_unreachable_pause_per_namenode(void **state)
+{
+	static const struct rule active[] = {
+		{"op=LISTSTATUS_BATCH", 200, "batch_last.json", NULL},
+	};
+	struct script dead = {.rules = active, .n = 1};
+	struct script live = {.rules = active, .n = 1};
+	struct loopsrv a, b;
+	struct stfs_conf c;
+	struct backend *be, *be2;
+	struct names nm = {0};
+	char nns[128];
+	int64_t t0;
+
+	(void)state;
+	atomic_store(&dead.hang, 1);
+	start(&a, &dead);
+	start(&b, &live);
+	snprintf(nns, sizeof(nns), "127.0.0.1:%d,127.0.0.1:%d", a.port, b.port);
+	c = mkconf(nns);
+	c.timeout_ms = 400;
+	assert_int_equal(
+		be_open_ops(&be_webhdfs_ops, "hdfs://prod/ns/", &c, &be), 0);
+	/* the first namenode is dead: one deadline, then the second */
+	t0 = tu_mono_ms();
+	assert_int_equal(be_list(be, "j", 0, collect, &nm), 0);
+	assert_true(tu_mono_ms() - t0 < 400 + 900);
+	assert_int_equal(dead.nl, 1);
+	assert_int_equal(live.nl, 1);
+	/* another backend starting at the first namenode: spared, at once */
+	assert_int_equal(
+		be_open_ops(&be_webhdfs_ops, "hdfs://prod/ns/", &c, &be2), 0);
+	t0 = tu_mono_ms();
+	assert_int_equal(be_list(be2, "j", 0, collect, &nm), 0);
+	assert_true(tu_mono_ms() - t0 < 100);
+	assert_int_equal(dead.nl, 1);
+	assert_int_equal(live.nl, 2);
+	be_close(be2);
+	/* once its pause is over the first one is asked again */
+	atomic_store(&dead.hang, 0);
+	tu_sleep_ms(450);
+	assert_int_equal(
+		be_open_ops(&be_webhdfs_ops, "hdfs://prod/ns/", &c, &be2), 0);
+	assert_int_equal(be_list(be2, "j", 0, collect, &nm), 0);
+	assert_int_equal(dead.nl, 2);
+	assert_int_equal(live.nl, 2);
+	be_close(be2);
+	be_close(be);
+	conf_release(&c);
+	loopsrv_stop(&a);
+	loopsrv_stop(&b);
+}
+
 static void test_uris(void **state)
 {
 	struct stfs_conf c = mkconf(NULL);
@@ -292,6 +403,8 @@ int main(void)
 		cmocka_unit_test(test_liststatus_fallback),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_failover_order),
+		cmocka_unit_test(test_unreachable_spares_next_calls),
+		cmocka_unit_test(test_unreachable_pause_per_namenode),
 		cmocka_unit_test(test_uris),
 	};
 

@@ -88,6 +88,19 @@ mount_stfs() {
 	return 1
 }
 
+# refused_mount NAME WANT OPTS: mounting $T/NAME with -o OPTS fails at once
+# (a mount that starts runs until the timeout: 124) and says WANT
+refused_mount() {
+	local out rc
+	mkdir -p "$T/$1"
+	MOUNTS+=("$T/$1")
+	out=$(timeout 10 "$STFS" -f -o "$3" "$T/$1" 2>&1)
+	rc=$?
+	check "$2: the mount fails at once (exit $rc)" test "$rc" != 0 -a "$rc" != 124
+	check "$2: ... and says so ($(grep -m1 -F "${2%%:*}" <<<"$out"))" \
+		grep -qF "$2" <<<"$out"
+}
+
 unmount_stfs() {
 	local mnt=$1
 	fusermount3 -u "$mnt"

@@ -116,5 +116,17 @@ check "a password file readable by others is refused" \
 check "the refusal does not echo the password" bash -c "! grep -qF '$PW' <<<\"\$1\"" _ "$out"
 check "nothing is mounted then" bash -c "! mountpoint -q '$T/m5'"
 
+# 6. an engine_ca_file that is missing or holds no PEM certificate fails the
+# mount at once, naming the file (it used to mount, then every engine call
+# failed)
+bad_engine_ca() { # NAME FILE WHY
+	STFS_ENGINE_PASSWORD=$PW refused_mount "$1" "engine_ca_file $2: $3" \
+		"$COMMON,engine_user=ops,engine_ca_file=$2"
+	check "engine_ca_file $3: nothing is mounted" bash -c "! mountpoint -q '$T/$1'"
+}
+bad_engine_ca m6a "$T/none.pem" "No such file or directory"
+head -c 300 /dev/urandom >"$T/junk.pem"
+bad_engine_ca m6b "$T/junk.pem" "holds no PEM certificate"
+
 check "no password in any stfs log" bash -c "! grep -rqF '$PW' '$T'/stfs-*.log"
 finish

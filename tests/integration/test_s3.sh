@@ -453,6 +453,19 @@ run_variant() { # run_variant NAME [--verify]
 
 run_variant plain
 run_variant verify --verify
+
+# a ca_file that is missing or holds no PEM certificate fails the mount at
+# once, naming the file (it used to mount, then every call failed); no
+# request is needed to tell
+bad_ca() { # NAME URI FILE WHY
+	refused_mount "$1" "ca_file $3: $4" \
+		"checkpoint=$2,endpoint=https://127.0.0.1:1,region=us-east-1,path_style,state_dir=$T/sd-$1,$COMMON,ca_file=$3"
+}
+head -c 300 /dev/urandom >"$T/junk.pem"
+bad_ca mca1 "s3://ckpt/$PREFIX/" "$T/none.pem" "No such file or directory"
+bad_ca mca2 "s3://ckpt/$PREFIX/" "$T/junk.pem" "holds no PEM certificate"
+bad_ca mca3 "oss://ckpt/$PREFIX/" "$T/junk.pem" "holds no PEM certificate"
+bad_ca mca4 "gs://ckpt/$PREFIX/" "$T/none.pem" "No such file or directory"
 check "the file:// daemon is still alive" alive "$LOC_PID"
 STFS_PID=$LOC_PID
 unmount_stfs "$T/mloc"
