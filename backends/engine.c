@@ -424,6 +424,8 @@ static int eng_get(struct rest_engine *e, const char *base, const char *path,
 		.connect_timeout_ms =
 			e->connect_ms < left ? e->connect_ms : (unsigned)left,
 		.retries = e->retries,
+		/* a member that refuses is down: the next URL, not a backoff */
+		.no_retry_refused = true,
 		.max_body = e->max_body,
 		.userpwd = e->userpwd,
 		.ca_file = e->ca_file,

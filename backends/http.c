@@ -804,6 +804,8 @@ int http_perform(const struct http_req *req, struct http_resp *resp)
 			break;
 		if (rc ? !errno_retryable(rc) : !status_retryable(resp->status))
 			break;
+		if (rc == -ECONNREFUSED && req->no_retry_refused)
+			break;
 		{
 			int64_t cap = HTTP_BACKOFF_BASE
 				      << (attempt < 5 ? attempt : 5);

@@ -43,6 +43,10 @@ struct http_req {
 	/* the unreachable-endpoint pause (http_perform); storage backends set
 	 * it, the engine client and credential fetches do not */
 	bool pause_unreachable;
+	/* a refused connection ends the request at once, unretried (the
+	 * engine client: a member that refuses is down; it asks the next URL)
+	 */
+	bool no_retry_refused;
 };
 
 struct http_resp {

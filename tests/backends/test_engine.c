@@ -375,6 +375,33 @@ static void test_engine_jobs_failover_from_dead_url(void **state)
 	srv_free(s);
 }
 
+/*
+ * An engine that refuses connections is down: retrying the refused connect
+ * only sleeps the backoff (with the engine down, each job's /job-info cost
+ * ~115 ms of retries; a cold du -s of 40 jobs 5 s).  The next URL, or the
+ * next call, asks again.
+ */
+static void test_engine_refused_not_retried(void **state)
+{
+	struct tconf t;
+	struct engine *e;
+	struct engine_job j;
+	struct http_stats before, after;
+
+	(void)state;
+	tconf_init(&t, 0);
+	t.c.retries = 3;
+	tconf_add(&t, closed_port(), "");
+	e = new_engine(&t);
+	http_get_stats(&before);
+	memset(&j, 0, sizeof(j));
+	assert_int_not_equal(engine_job_info(e, "900000000000000001", &j), 0);
+	http_get_stats(&after);
+	assert_int_equal(after.requests - before.requests, 1);
+	assert_int_equal(after.retries - before.retries, 0);
+	engine_free(e);
+}
+
 struct flight {
 	struct engine *e;
 	struct engine_snap *snap;
@@ -1063,6 +1090,7 @@ int main(void)
 		cmocka_unit_test(test_engine_jobs_lists_and_merges),
 		cmocka_unit_test(test_engine_jobs_cache_reuse),
 		cmocka_unit_test(test_engine_jobs_failover_from_dead_url),
+		cmocka_unit_test(test_engine_refused_not_retried),
 		cmocka_unit_test(test_engine_jobs_single_flight),
 		cmocka_unit_test(test_engine_jobs_paged_form),
 		cmocka_unit_test(test_engine_jobs_failure_keeps_last_known),
