@@ -913,9 +913,13 @@ int tree_render(struct view *v, const struct node *n, struct buf *out,
 		return render_job_status(v, jv, out);
 	case PF_JOB_JSON:
 		return buf_append(out, jv->ej->json, jv->ej->json_len);
-	case PF_METRICS_JSON:
-		return buf_append(out, jv->ej->metrics_json,
-				  jv->ej->metrics_json_len);
+	case PF_METRICS_JSON: {
+		size_t ml;
+		const char *mt = engine_job_metrics_text(jv->ej, &ml);
+
+		rc = buf_append(out, mt, ml);
+		return rc ? rc : buf_puts(out, "\n");
+	}
 	case PF_METRICS:
 		return render_prom(v, jv, out);
 	case PF_DELETABLE:
