@@ -644,14 +644,12 @@ static int unknown_job(const char *id, struct engine_job *j)
 	j->state = JS_UNKNOWN;
 	j->id = strdup(id);
 	j->json = malloc(n + 1);
-	j->metrics_json = strdup("{}\n");
-	if (!j->id || !j->json || !j->metrics_json) {
+	if (!j->id || !j->json) {
 		engine_job_clear(j);
 		return -ENOMEM;
 	}
 	j->json_len =
 		(size_t)snprintf(j->json, n + 1, "{\"jobId\":\"%s\"}\n", id);
-	j->metrics_json_len = 3;
 	engine_job_digest(j);
 	return 0;
 }

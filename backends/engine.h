@@ -83,13 +83,14 @@ struct engine_job {
 	int64_t ckpt_interval_ms; /* envOptions "checkpoint.interval", or 0 */
 	char *json; /* the job object, compact, key order kept, + "\n" */
 	size_t json_len;
-	char *metrics_json; /* the "metrics" object, compact + "\n"; "{}\n" if
-			       absent */
-	size_t metrics_json_len;
+	/* where the "metrics" object's text is inside json (kept once: README
+	 * "Memory"); metrics_len 0: absent.  Read it with
+	 * engine_job_metrics_text() */
+	size_t metrics_off, metrics_len;
 	int *pipelines; /* pipeline ids from jobDag.pipelineEdges, sorted */
 	size_t n_pipelines;
 	/* digest of everything above that a rendering shows (state, times,
-	 * json, metrics_json), computed once where the job is made: the
+	 * json), computed once where the job is made: the
 	 * version of its pseudo-files (README "Performance") */
 	uint64_t digest;
 };
@@ -262,7 +263,13 @@ void engine_job_digest(struct engine_job *j);
 /** Set s->digest from its jobs' ids and digests, once the jobs are in. */
 void engine_snap_seal(struct engine_snap *s);
 /**
- * The job's "metrics" object, parsed again from metrics_json (a job keeps
+ * The job's "metrics" object as compact JSON text without a newline ("{}"
+ * when the job has none), borrowed from j->json: the one place the
+ * metrics are kept (README "Memory").  *len gets its length.
+ */
+const char *engine_job_metrics_text(const struct engine_job *j, size_t *len);
+/**
+ * The job's "metrics" object, parsed again from its text (a job keeps
  * the text only: the tree of 10,000 jobs' metrics cost ~100 MB): a new
  * reference (json_decref it), or NULL when absent or out of memory.
  */

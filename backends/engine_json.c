@@ -283,7 +283,6 @@ void engine_job_clear(struct engine_job *j)
 	free(j->error_msg);
 	free(j->status_text);
 	free(j->json);
-	free(j->metrics_json);
 	free(j->pipelines);
 	memset(j, 0, sizeof(*j));
 }
@@ -294,8 +293,8 @@ void engine_job_digest(struct engine_job *j)
 			j->running | (j->restored << 1)};
 	uint64_t h = pcache_mix(0xcbf29ce484222325ULL, f, sizeof(f));
 
-	h = pcache_mix(h, j->json, j->json_len);
-	j->digest = pcache_mix(h, j->metrics_json, j->metrics_json_len);
+	/* the metrics are inside json */
+	j->digest = pcache_mix(h, j->json, j->json_len);
 }
 
 void engine_snap_seal(struct engine_snap *s)
@@ -309,19 +308,60 @@ void engine_snap_seal(struct engine_snap *s)
 	s->digest = h;
 }
 
+const char *engine_job_metrics_text(const struct engine_job *j, size_t *len)
+{
+	if (!j || !j->json || !j->metrics_len ||
+	    j->metrics_off + j->metrics_len > j->json_len) {
+		*len = 2;
+		return "{}";
+	}
+	*len = j->metrics_len;
+	return j->json + j->metrics_off;
+}
+
 json_t *engine_job_metrics(const struct engine_job *j)
 {
+	const char *t;
+	size_t len;
 	json_t *m;
 
-	if (!j || !j->metrics_json)
+	if (!j)
 		return NULL;
-	m = json_loadb(j->metrics_json, j->metrics_json_len, JSON_ALLOW_NUL,
-		       NULL);
+	t = engine_job_metrics_text(j, &len);
+	m = json_loadb(t, len, JSON_ALLOW_NUL, NULL);
 	if (m && !json_is_object(m)) {
 		json_decref(m);
 		return NULL;
 	}
 	return m;
+}
+
+/*
+ * Where the metrics object's text is in out->json: its compact dump is a
+ * substring of the job's (same flags), so the job keeps it once (README
+ * "Memory").  Whichever occurrence is found holds the same bytes.  0;
+ * -ENOMEM; -EPROTO when it is not found (cannot happen with jansson's
+ * dump, checked all the same).
+ */
+static int locate_metrics(const json_t *metrics, struct engine_job *out)
+{
+	size_t n;
+	char *m = dump_nl(metrics, &n);
+	const char *at;
+
+	if (!m)
+		return -ENOMEM;
+	n--; /* without its newline */
+	at = memmem(out->json, out->json_len, m, n);
+	free(m);
+	if (!at) {
+		log_warn("engine: job %s: metrics not found in its text",
+			 out->id);
+		return -EPROTO;
+	}
+	out->metrics_off = (size_t)(at - out->json);
+	out->metrics_len = n;
+	return 0;
 }
 
 int engine_job_from_json(json_t *obj, bool running, struct engine_job *out)
@@ -372,13 +412,11 @@ int engine_job_from_json(json_t *obj, bool running, struct engine_job *out)
 		goto fail;
 	metrics = json_object_get(obj, "metrics");
 	if (json_is_object(metrics)) {
-		out->metrics_json = dump_nl(metrics, &out->metrics_json_len);
-	} else {
-		out->metrics_json = strdup("{}\n");
-		out->metrics_json_len = 3;
+		rc = locate_metrics(metrics, out);
+		if (rc)
+			goto fail;
+		rc = -ENOMEM;
 	}
-	if (!out->metrics_json)
-		goto fail;
 	rc = collect_pipelines(obj, out);
 	if (rc)
 		goto fail;

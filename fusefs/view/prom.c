@@ -1,12 +1,13 @@
 /*
  * prom — Prometheus text exposition format 0.0.4 for job metrics.
  *
- * The rendering runs in three steps: collect every (engine key, kind) that
- * has at least one renderable value in some job, plus the fixed families
- * that have a sample; turn them into family names and keep one claimant per
- * name; then write the families in name order, each with all jobs' samples.
- * A family header whose samples all turn out to be missing is rolled back,
- * so no HELP/TYPE is ever left without samples.
+ * The rendering reads the jobs once, one at a time (README "Memory": one
+ * job's metrics tree is alive, never every job's): each (engine key, kind)
+ * with a renderable value, and each fixed family, collects the job's
+ * samples in a body of its own, in job order.  Then the families get their
+ * names, one claimant per name, and are written in name order, each body
+ * freed once it is copied out.  A family whose samples all turned out to
+ * be missing is not written, so no HELP/TYPE is ever left without samples.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -74,13 +75,6 @@ static const struct fixed_fam fixed_fams[] = {
 				"seconds since the epoch"},
 	[FAM_INTERVAL] = {"stfs_job_checkpoint_interval_seconds",
 			  "The job's configured checkpoint.interval"},
-};
-
-/* An engine key (or a fixed family) that has something to render. */
-struct cand {
-	const char
-		*key; /* borrowed from a job's metrics object; NULL if fixed */
-	enum fam_kind kind;
 };
 
 struct fam {
@@ -499,13 +493,6 @@ static int cmp_key_kind(const char *ka, enum fam_kind a, const char *kb,
 	return a < b ? -1 : a > b;
 }
 
-static int cmp_cand(const void *a, const void *b)
-{
-	const struct cand *x = a, *y = b;
-
-	return cmp_key_kind(x->key, x->kind, y->key, y->kind);
-}
-
 static int cmp_fam(const void *a, const void *b)
 {
 	const struct fam *x = a, *y = b;
@@ -525,12 +512,29 @@ static int cmp_table_val(const void *a, const void *b)
 
 /* ---- rendering ---- */
 
+/*
+ * A family being rendered.  The jobs are read one at a time (README
+ * "Memory": one job's metrics tree alive, not every job's), so each
+ * family's samples go to a body of its own, in job order, and the bodies
+ * are joined in name order at the end.
+ */
+struct sfam {
+	struct fam f; /* f.key points at key[] (engine), NULL (fixed) */
+	bool named;   /* engine_family() gave it a name */
+	bool has;     /* some job has a renderable value for it */
+	struct buf body;
+	char key[]; /* the engine key, copied: the job's tree goes */
+};
+
 struct render {
 	struct buf *out;
 	struct job_ref *jobs;
 	size_t njobs;
 	struct table_val *tv; /* scratch for one job's tables */
 	size_t tvcap;
+	struct sfam *fixed[FAM_SCALAR];
+	struct sfam **fams; /* engine families, sorted by key then kind */
+	size_t nfams, fcap;
 };
 
 /* A sample: the job's labels, then up to two more (lname[i] NULL: none). */
@@ -593,10 +597,10 @@ static size_t vertex_len(const char *key)
 	return i + 1;
 }
 
-static int emit_tables(struct render *r, const struct fam *f,
-		       const struct prom_job *j)
+static int emit_tables(struct render *r, struct buf *out, const struct fam *f,
+		       const struct prom_job *j, json_t *m)
 {
-	json_t *obj = json_object_get(j->metrics, f->key);
+	json_t *obj = json_object_get(m, f->key);
 	size_t n = 0, i;
 	const char *k;
 	json_t *v;
@@ -636,15 +640,16 @@ static int emit_tables(struct render *r, const struct fam *f,
 			ln[0] = NULL;
 			lv[1] = key;
 		}
-		rc = emit_sample2(r->out, f->name, j, ln, lv, r->tv[i].val);
+		rc = emit_sample2(out, f->name, j, ln, lv, r->tv[i].val);
 		if (rc)
 			return rc;
 	}
 	return 0;
 }
 
-static int emit_job(struct render *r, const struct fam *f,
-		    const struct prom_job *j)
+/* One job's samples of family f into `out`; m: the job's metrics or NULL */
+static int emit_job(struct render *r, struct buf *out, const struct fam *f,
+		    const struct prom_job *j, json_t *m)
 {
 	char val[PROM_VAL_MAX];
 	uint64_t u;
@@ -653,7 +658,7 @@ static int emit_job(struct render *r, const struct fam *f,
 	case FAM_STATE:
 		if (!j->state_name)
 			return 0;
-		return emit_sample(r->out, f->name, j, "state", j->state_name,
+		return emit_sample(out, f->name, j, "state", j->state_name,
 				   "1");
 	case FAM_OBJECTS:
 		u = j->objects;
@@ -675,7 +680,7 @@ static int emit_job(struct render *r, const struct fam *f,
 			return 0;
 		snprintf(val, sizeof(val), "%" PRId64 ".%03" PRId64,
 			 j->newest_ckpt_ms / 1000, j->newest_ckpt_ms % 1000);
-		return emit_sample(r->out, f->name, j, NULL, NULL, val);
+		return emit_sample(out, f->name, j, NULL, NULL, val);
 	case FAM_RESTORE_POINTS:
 		u = j->restore_points;
 		break;
@@ -685,37 +690,36 @@ static int emit_job(struct render *r, const struct fam *f,
 		snprintf(val, sizeof(val), "%" PRId64 ".%03" PRId64,
 			 j->oldest_restore_ms / 1000,
 			 j->oldest_restore_ms % 1000);
-		return emit_sample(r->out, f->name, j, NULL, NULL, val);
+		return emit_sample(out, f->name, j, NULL, NULL, val);
 	case FAM_INTERVAL:
 		if (j->ckpt_interval_ms <= 0)
 			return 0;
 		snprintf(val, sizeof(val), "%" PRId64 ".%03" PRId64,
 			 j->ckpt_interval_ms / 1000,
 			 j->ckpt_interval_ms % 1000);
-		return emit_sample(r->out, f->name, j, NULL, NULL, val);
+		return emit_sample(out, f->name, j, NULL, NULL, val);
 	case FAM_SCALAR: {
-		json_t *v = json_object_get(j->metrics, f->key);
+		json_t *v = json_object_get(m, f->key);
 
 		if (!v || fam_value(f, v, val, sizeof(val)))
 			return 0;
-		return emit_sample(r->out, f->name, j, NULL, NULL, val);
+		return emit_sample(out, f->name, j, NULL, NULL, val);
 	}
 	case FAM_TABLE:
-		return emit_tables(r, f, j);
+		return emit_tables(r, out, f, j, m);
 	default:
 		return 0;
 	}
 	if (!j->has_storage)
 		return 0;
 	snprintf(val, sizeof(val), "%" PRIu64, u);
-	return emit_sample(r->out, f->name, j, NULL, NULL, val);
+	return emit_sample(out, f->name, j, NULL, NULL, val);
 }
 
-static int emit_family(struct render *r, const struct fam *f)
+/* HELP and TYPE of a family, then its samples */
+static int emit_family(struct buf *out, const struct sfam *s)
 {
-	struct buf *out = r->out;
-	size_t mark = out->len, body;
-	size_t i;
+	const struct fam *f = &s->f;
 	int rc;
 
 	rc = buf_printf(out, "# HELP %s ", f->name);
@@ -733,146 +737,183 @@ static int emit_family(struct render *r, const struct fam *f)
 	if (!rc)
 		rc = buf_printf(out, "\n# TYPE %s %s\n", f->name,
 				f->counter ? "counter" : "gauge");
-	if (rc)
-		return rc;
-	body = out->len;
-	for (i = 0; i < r->njobs; i++) {
-		rc = emit_job(r, f, r->jobs[i].j);
-		if (rc)
-			return rc;
-	}
-	if (out->len == body) {
-		/* nothing to show after all: drop the header */
-		out->len = mark;
-		out->data[mark] = '\0';
-	}
-	return 0;
-}
-
-static int push_cand(struct cand **c, size_t *n, size_t *cap, const char *key,
-		     enum fam_kind kind)
-{
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		struct cand *nc = realloc(*c, ncap * sizeof(*nc));
-
-		if (!nc)
-			return -ENOMEM;
-		*c = nc;
-		*cap = ncap;
-	}
-	(*c)[(*n)++] = (struct cand){.key = key, .kind = kind};
-	return 0;
-}
-
-/* Candidates of every job: fixed families with a sample, renderable keys. */
-static int collect(const struct render *r, struct cand **c, size_t *n)
-{
-	size_t cap = 0, i;
-	bool state = false, storage = false, newest = false, oldest = false;
-	bool interval = false;
-	int rc = 0, k;
-
-	for (i = 0; i < r->njobs && !rc; i++) {
-		const struct prom_job *j = r->jobs[i].j;
-		const char *key;
-		json_t *v;
-		char tmp[PROM_VAL_MAX];
-
-		state = state || j->state_name;
-		storage = storage || j->has_storage;
-		newest = newest || (j->has_storage && j->newest_ckpt_ms > 0);
-		oldest = oldest || (j->has_storage && j->oldest_restore_ms > 0);
-		interval = interval || j->ckpt_interval_ms > 0;
-		if (!json_is_object(j->metrics))
-			continue;
-		json_object_foreach (j->metrics, key, v) {
-			if (json_is_object(v)) {
-				if (table_renderable(v))
-					rc = push_cand(c, n, &cap, key,
-						       FAM_TABLE);
-			} else if (!fmt_value(v, tmp, sizeof(tmp))) {
-				rc = push_cand(c, n, &cap, key, FAM_SCALAR);
-			}
-			if (rc)
-				break;
-		}
-	}
-	for (k = FAM_STATE; k < FAM_SCALAR && !rc; k++) {
-		bool has;
-
-		switch (k) {
-		case FAM_STATE:
-			has = state;
-			break;
-		case FAM_NEWEST:
-			has = newest;
-			break;
-		case FAM_RESTORE_OLDEST:
-			has = oldest;
-			break;
-		case FAM_INTERVAL:
-			has = interval;
-			break;
-		default:
-			has = storage;
-		}
-		if (has)
-			rc = push_cand(c, n, &cap, NULL, (enum fam_kind)k);
-	}
+	if (!rc)
+		rc = buf_append(out, s->body.data, s->body.len);
 	return rc;
 }
 
-/* Unique candidates -> named families, one per name, sorted by name. */
-static int make_families(struct cand *c, size_t nc, struct fam **fams,
-			 size_t *nf)
+static struct sfam *sfam_new(const char *key, enum fam_kind kind, size_t max)
 {
-	struct fam *f;
-	size_t i, n = 0, u = 0;
+	size_t kl = key ? strlen(key) + 1 : 0;
+	struct sfam *s = calloc(1, sizeof(*s) + kl);
 
-	if (!nc)
-		return 0;
-	qsort(c, nc, sizeof(*c), cmp_cand);
-	f = calloc(nc, sizeof(*f));
-	if (!f)
-		return -ENOMEM;
-	for (i = 0; i < nc; i++) {
-		if (i && !cmp_cand(&c[i - 1], &c[i]))
-			continue;
-		if (c[i].kind < FAM_SCALAR) {
-			snprintf(f[n].name, sizeof(f[n].name), "%s",
-				 fixed_fams[c[i].kind].name);
-			f[n].key = NULL;
-			f[n].kind = c[i].kind;
-			f[n].counter = false;
-		} else if (engine_family(c[i].key, c[i].kind, &f[n])) {
-			log_debug("prom: metric key '%s' has no usable name",
-				  c[i].key);
+	if (!s)
+		return NULL;
+	buf_init(&s->body, max);
+	s->f.kind = kind;
+	if (!key) {
+		snprintf(s->f.name, sizeof(s->f.name), "%s",
+			 fixed_fams[kind].name);
+		s->named = true;
+		return s;
+	}
+	memcpy(s->key, key, kl);
+	s->named = !engine_family(s->key, kind, &s->f);
+	if (!s->named)
+		log_debug("prom: metric key '%s' has no usable name", key);
+	s->f.key = s->key;
+	return s;
+}
+
+static void sfam_free(struct sfam *s)
+{
+	if (!s)
+		return;
+	buf_release(&s->body);
+	free(s);
+}
+
+/* The engine family of (key, kind), made on first sight; NULL: -ENOMEM */
+static struct sfam *engine_sfam(struct render *r, const char *key,
+				enum fam_kind kind)
+{
+	size_t lo = 0, hi = r->nfams;
+	struct sfam *s;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = cmp_key_kind(key, kind, r->fams[mid]->f.key,
+				     r->fams[mid]->f.kind);
+
+		if (!c)
+			return r->fams[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (r->nfams == r->fcap) {
+		size_t cap = r->fcap ? r->fcap * 2 : 32;
+		struct sfam **nf = realloc(r->fams, cap * sizeof(*nf));
+
+		if (!nf)
+			return NULL;
+		r->fams = nf;
+		r->fcap = cap;
+	}
+	s = sfam_new(key, kind, r->out->max);
+	if (!s)
+		return NULL;
+	memmove(r->fams + lo + 1, r->fams + lo,
+		(r->nfams - lo) * sizeof(*r->fams));
+	r->fams[lo] = s;
+	r->nfams++;
+	return s;
+}
+
+/*
+ * One job, every family: its metrics are parsed here (from the text when
+ * the caller gave no tree) and dropped before the next job.
+ */
+static int render_job(struct render *r, const struct prom_job *j)
+{
+	json_t *m = j->metrics, *own = NULL, *v;
+	const char *key;
+	char tmp[PROM_VAL_MAX];
+	int rc = 0;
+
+	if (!m && j->metrics_text) {
+		own = json_loadb(j->metrics_text, j->metrics_len,
+				 JSON_ALLOW_NUL, NULL);
+		m = own;
+	}
+	for (int k = FAM_STATE; k < FAM_SCALAR && !rc; k++) {
+		struct sfam *s = r->fixed[k];
+		size_t before = s->body.len;
+
+		rc = emit_job(r, &s->body, &s->f, j, m);
+		s->has = s->has || s->body.len > before;
+	}
+	if (!json_is_object(m))
+		goto out;
+	json_object_foreach (m, key, v) {
+		enum fam_kind kind;
+		struct sfam *s;
+
+		if (rc)
+			break;
+		if (json_is_object(v)) {
+			if (!table_renderable(v))
+				continue;
+			kind = FAM_TABLE;
+		} else if (!fmt_value(v, tmp, sizeof(tmp))) {
+			kind = FAM_SCALAR;
+		} else {
 			continue;
 		}
-		n++;
+		s = engine_sfam(r, key, kind);
+		if (!s) {
+			rc = -ENOMEM;
+			break;
+		}
+		s->has = true;
+		if (s->named)
+			rc = emit_job(r, &s->body, &s->f, j, m);
 	}
-	qsort(f, n, sizeof(*f), cmp_fam);
-	for (i = 0; i < n; i++) {
-		if (u && !strcmp(f[u - 1].name, f[i].name)) {
+out:
+	json_decref(own);
+	return rc;
+}
+
+static int cmp_sfam(const void *a, const void *b)
+{
+	const struct sfam *const *x = a, *const *y = b;
+
+	return cmp_fam(&(*x)->f, &(*y)->f);
+}
+
+/*
+ * The families in name order, one per name (the fixed family, then the
+ * byte-smaller key wins a clash), each body freed once it is written.
+ */
+static int join_families(struct render *r)
+{
+	struct sfam **all = calloc(r->nfams + FAM_SCALAR, sizeof(*all));
+	const char *last = NULL;
+	size_t n = 0, i;
+	int rc = 0;
+
+	if (!all)
+		return -ENOMEM;
+	for (i = 0; i < FAM_SCALAR; i++)
+		if (r->fixed[i]->has)
+			all[n++] = r->fixed[i];
+	for (i = 0; i < r->nfams; i++)
+		if (r->fams[i]->has && r->fams[i]->named)
+			all[n++] = r->fams[i];
+	qsort(all, n, sizeof(*all), cmp_sfam);
+	for (i = 0; i < n && !rc; i++) {
+		if (last && !strcmp(last, all[i]->f.name)) {
 			log_debug(
 				"prom: metric key '%s' clashes with family %s",
-				f[i].key ? f[i].key : "", f[i].name);
+				all[i]->f.key ? all[i]->f.key : "",
+				all[i]->f.name);
 			continue;
 		}
-		f[u++] = f[i];
+		last = all[i]->f.name;
+		/* a family whose samples were all dropped writes nothing */
+		if (all[i]->body.len)
+			rc = emit_family(r->out, all[i]);
+		buf_release(&all[i]->body);
 	}
-	*fams = f;
-	*nf = u;
-	return 0;
+	free(all);
+	return rc;
 }
 
 int prom_render_jobs(struct buf *out, const struct prom_job *jobs, size_t n)
 {
 	struct render r = {.out = out};
-	struct cand *cands = NULL;
-	struct fam *fams = NULL;
-	size_t ncands = 0, nfams = 0, i, mark = out->len;
+	size_t i, mark = out->len;
 	locale_t cloc, old = (locale_t)0;
 	int rc = 0;
 
@@ -887,6 +928,13 @@ int prom_render_jobs(struct buf *out, const struct prom_job *jobs, size_t n)
 		rc = -ENOMEM;
 		goto out;
 	}
+	for (i = 0; i < FAM_SCALAR; i++) {
+		r.fixed[i] = sfam_new(NULL, (enum fam_kind)i, out->max);
+		if (!r.fixed[i]) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	}
 	for (i = 0; i < n; i++) {
 		if (!jobs[i].id)
 			continue;
@@ -900,20 +948,22 @@ int prom_render_jobs(struct buf *out, const struct prom_job *jobs, size_t n)
 	}
 	r.njobs = n;
 
-	rc = collect(&r, &cands, &ncands);
+	for (i = 0; i < r.njobs && !rc; i++)
+		rc = render_job(&r, r.jobs[i].j);
 	if (!rc)
-		rc = make_families(cands, ncands, &fams, &nfams);
-	for (i = 0; i < nfams && !rc; i++)
-		rc = emit_family(&r, &fams[i]);
+		rc = join_families(&r);
 out:
 	if (rc) {
 		out->len = mark;
 		if (out->data)
 			out->data[mark] = '\0';
 	}
+	for (i = 0; i < FAM_SCALAR; i++)
+		sfam_free(r.fixed[i]);
+	for (i = 0; i < r.nfams; i++)
+		sfam_free(r.fams[i]);
+	free(r.fams);
 	free(r.tv);
-	free(fams);
-	free(cands);
 	free(r.jobs);
 	if (cloc) {
 		uselocale(old);

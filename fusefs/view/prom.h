@@ -65,7 +65,12 @@ struct prom_job {
 	 * seatunnel_job_state sample */
 	const char *state_name;
 	json_t *metrics; /* engine metrics object (string-valued leaves), or
-			    NULL */
+			    NULL: then metrics_text is parsed */
+	/* the metrics object as JSON text (borrowed), or NULL: parsed for
+	 * this job's series only and freed before the next job's (README
+	 * "Memory") */
+	const char *metrics_text;
+	size_t metrics_len;
 	/* storage figures; has_storage false when storage knows no such job */
 	int has_storage;
 	uint64_t objects;
@@ -119,7 +124,9 @@ int prom_render_imap(struct buf *out, const struct prom_imap_map *maps,
  * when n is 0; n == 0 or nothing renderable appends nothing).  0;
  * -EFBIG/-ENOMEM from the buffer, and then `out` is as it was before the
  * call.  Engine metrics that are missing or not numeric are skipped, never
- * rendered as garbage.  Borrows everything; keeps nothing.
+ * rendered as garbage.  Borrows everything; keeps nothing.  Reads the jobs
+ * one at a time: at most one job's metrics tree (parsed from metrics_text)
+ * is alive, and the text is built in per-family bodies joined at the end.
  */
 int prom_render_jobs(struct buf *out, const struct prom_job *jobs, size_t n);
 

@@ -913,9 +913,13 @@ int tree_render(struct view *v, const struct node *n, struct buf *out,
 		return render_job_status(v, jv, out);
 	case PF_JOB_JSON:
 		return buf_append(out, jv->ej->json, jv->ej->json_len);
-	case PF_METRICS_JSON:
-		return buf_append(out, jv->ej->metrics_json,
-				  jv->ej->metrics_json_len);
+	case PF_METRICS_JSON: {
+		size_t ml;
+		const char *mt = engine_job_metrics_text(jv->ej, &ml);
+
+		rc = buf_append(out, mt, ml);
+		return rc ? rc : buf_puts(out, "\n");
+	}
 	case PF_METRICS:
 		return render_prom(v, jv, out);
 	case PF_DELETABLE:
@@ -1010,9 +1014,11 @@ static void prom_fill(struct prom_job *pj, const struct job_view *jv)
 	pj->id = jv->id;
 	pj->name = jv->ej ? jv->ej->name : NULL;
 	pj->state_name = job_state_name(jv->state);
-	/* parsed for this render only (README "Memory"); render_prom drops it
-	 */
-	pj->metrics = jv->ej ? engine_job_metrics(jv->ej) : NULL;
+	/* parsed by prom_render_jobs for this job's series only (README
+	 * "Memory") */
+	if (jv->ej)
+		pj->metrics_text =
+			engine_job_metrics_text(jv->ej, &pj->metrics_len);
 	pj->ckpt_interval_ms = jv->ej ? jv->ej->ckpt_interval_ms : 0;
 	pj->orphan = jv->state == JS_ORPHAN;
 	pj->dead = pj->orphan || job_state_is_end(jv->state);
@@ -1149,16 +1155,12 @@ static int render_prom(struct view *v, const struct job_view *one,
 		struct prom_job pj;
 
 		prom_fill(&pj, one);
-		rc = prom_render_jobs(out, &pj, 1);
-		json_decref(pj.metrics);
-		return rc;
+		return prom_render_jobs(out, &pj, 1);
 	}
 	view_each_job(v, prom_add, &pc);
 	rc = prom_render_jobs(out, pc.jobs, pc.n);
 	if (!rc)
 		rc = prom_render_summary(out, pc.jobs, pc.n);
-	for (size_t i = 0; i < pc.n; i++)
-		json_decref(pc.jobs[i].metrics);
 	free(pc.jobs);
 	return rc;
 }

@@ -30,10 +30,10 @@ void tu_sleep_ms(int ms);
 int tu_load(const char *dir, const char *name, char **out, size_t *len);
 
 struct engine_job;
-/** The job's metric `k` (a string), parsed from its metrics_json, in a
+/** The job's metric `k` (a string), parsed from its metrics text, in a
  * static buffer (not thread-safe); NULL when absent. */
 const char *tu_metric(const struct engine_job *j, const char *k);
-/** Whether the job's metrics_json parses to an object. */
+/** Whether the job's metrics text parses to an object. */
 bool tu_has_metrics(const struct engine_job *j);
 
 /** rm -rf `dir` (a test's mkdtemp directory).  0, or -1 when it failed. */

@@ -28,8 +28,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		engine_parse_job_list(txt, size, false, &root, &jobs, &n,
 				      &total, msg, sizeof(msg));
 	for (size_t i = 0; i < n; i++) {
-		if (!jobs[i].id || !jobs[i].json || !jobs[i].metrics_json ||
+		size_t ml;
+		const char *mt = engine_job_metrics_text(&jobs[i], &ml);
+
+		if (!jobs[i].id || !jobs[i].json ||
 		    jobs[i].json[jobs[i].json_len - 1] != '\n')
+			__builtin_trap();
+		/* the metrics are an object's text, inside the job's */
+		if (ml < 2 || mt[0] != '{' || mt[ml - 1] != '}' ||
+		    (jobs[i].metrics_len &&
+		     (mt < jobs[i].json ||
+		      mt + ml > jobs[i].json + jobs[i].json_len)))
 			__builtin_trap();
 		{
 			json_error_t je;
