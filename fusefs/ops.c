@@ -690,6 +690,48 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		handle_free((struct handle *)(uintptr_t)fi->fh);
 }
 
+/*
+ * Each serving thread's read buffer, kept between reads: a malloc per
+ * 256 KiB read is an mmap and its page faults (the large-block threshold,
+ * mount.c), which halved the throughput of a big object.  fuse_reply_buf
+ * has copied the bytes out when it returns, so the buffer is the thread's
+ * again; freed when the thread ends.
+ */
+static pthread_key_t rbuf_key;
+static pthread_once_t rbuf_once = PTHREAD_ONCE_INIT;
+
+struct rbuf {
+	size_t cap;
+	char data[];
+};
+
+static void rbuf_make_key(void)
+{
+	(void)pthread_key_create(&rbuf_key, free);
+}
+
+static char *read_buf(size_t size)
+{
+	struct rbuf *b;
+
+	pthread_once(&rbuf_once, rbuf_make_key);
+	b = pthread_getspecific(rbuf_key);
+	if (!b || b->cap < size) {
+		struct rbuf *nb = malloc(sizeof(*nb) + size);
+
+		if (!nb)
+			return NULL;
+		nb->cap = size;
+		free(b);
+		b = nb;
+		if (pthread_setspecific(rbuf_key, b) != 0) {
+			free(b);
+			return NULL;
+		}
+	}
+	return b->data;
+}
+
 static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
@@ -712,11 +754,11 @@ static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		else if (size > h->pe->len - (size_t)off)
 			size = h->pe->len - (size_t)off;
 		n = (ssize_t)size;
-		if (size && (buf = malloc(size)))
+		if (size && (buf = read_buf(size)))
 			memcpy(buf, h->pe->data + off, size);
 		else if (size)
 			n = -ENOMEM;
-	} else if (!(buf = malloc(size ? size : 1))) {
+	} else if (!(buf = read_buf(size ? size : 1))) {
 		n = -ENOMEM;
 	} else {
 		n = be_read(h->be, h->key, buf, size, off);
@@ -728,7 +770,6 @@ static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, (int)-n);
 	else
 		fuse_reply_buf(req, buf, (size_t)n);
-	free(buf);
 }
 
 static void ll_release(fuse_req_t req, fuse_ino_t ino,
