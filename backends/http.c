@@ -31,7 +31,8 @@
  *    store share it.  A failure after a redirect was followed belongs to
  *    another host and pauses nothing.  Any answer ends the pause.  A small
  *    table (HTTP_PAUSE_SLOTS) under pause_lock; a full one drops the
- *    pause that ends first.
+ *    pause that ends first.  Each request so held back counts in
+ *    http_stats.paused (and, being a failure, in errors).
  *
  *  - Secrets: userpwd is handed to curl and nowhere else.  resp->error and
  *    log lines name the URL without user-info or query string.
@@ -79,7 +80,7 @@ static struct pause_slot pauses[HTTP_PAUSE_SLOTS]; /* under pause_lock */
 static _Atomic unsigned pause_n; /* slots in use: 0 skips the lock */
 
 static _Atomic uint64_t st_requests, st_retries, st_errors, st_timeouts,
-	st_bytes_in, st_latency_us;
+	st_bytes_in, st_latency_us, st_paused;
 
 static int64_t http_mono_ms(void)
 {
@@ -407,6 +408,7 @@ void http_get_stats(struct http_stats *out)
 	out->timeouts = atomic_load(&st_timeouts);
 	out->bytes_in = atomic_load(&st_bytes_in);
 	out->latency_us_sum = atomic_load(&st_latency_us);
+	out->paused = atomic_load(&st_paused);
 }
 
 /* Per-attempt transfer state, seen by the callbacks. */
@@ -706,6 +708,7 @@ int http_perform(const struct http_req *req, struct http_resp *resp)
 				"(%s) less than %u ms ago",
 				m, safe_url, strerror(-rc), timeout);
 			atomic_fetch_add(&st_errors, 1);
+			atomic_fetch_add(&st_paused, 1);
 			return rc;
 		}
 	}

@@ -130,6 +130,9 @@ int http_ca_file_check(const char *path, char *why, size_t whylen);
 struct http_stats {
 	uint64_t requests, retries, errors, timeouts, bytes_in;
 	uint64_t latency_us_sum;
+	/* requests not sent because their endpoint was paused (see
+	 * http_perform); each also counts in errors */
+	uint64_t paused;
 };
 void http_get_stats(struct http_stats *out);
 

@@ -730,6 +730,10 @@ int render_stats(struct view *v, struct buf *out)
 		  hs.errors);
 	stat_line(out, "stfs_http_timeouts_total", "HTTP deadlines hit.",
 		  "counter", hs.timeouts);
+	stat_line(out, "stfs_http_paused_total",
+		  "HTTP requests not sent: their endpoint was unreachable "
+		  "less than one timeout ago.",
+		  "counter", hs.paused);
 	if (fs->engine) {
 		struct engine_stats es;
 

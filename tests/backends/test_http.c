@@ -452,6 +452,7 @@ static void test_http_pause_unreachable(void **state)
 	char url[128], url2[128], urlr[128];
 	struct http_req req = {
 		.url = url, .timeout_ms = 300, .pause_unreachable = true};
+	struct http_stats s0, s1;
 	int64_t t0;
 	int n;
 
@@ -459,9 +460,14 @@ static void test_http_pause_unreachable(void **state)
 	http_pause_forget();
 	srv_url(h, "/a", url, sizeof(url));
 	http_resp_init(&r);
+	http_get_stats(&s0);
 	assert_int_equal(http_perform(&req, &r), -ETIMEDOUT);
 	n = atomic_load(&h->ls.nreq);
-	/* the same endpoint, another path and case: not sent, at once */
+	/* the request that met the fault was sent: not counted as held back */
+	http_get_stats(&s1);
+	assert_int_equal(s1.paused, s0.paused);
+	/* the same endpoint, another path and case: not sent, at once, and
+	 * counted in .stfs/stats (stfs_http_paused_total) */
 	snprintf(url2, sizeof(url2), "HTTP://127.0.0.1:%d/other?x=1",
 		 h->ls.port);
 	req.url = url2;
@@ -470,6 +476,8 @@ static void test_http_pause_unreachable(void **state)
 	assert_true(tu_mono_ms() - t0 < 50);
 	assert_non_null(strstr(r.error, "not sent"));
 	assert_int_equal(atomic_load(&h->ls.nreq), n);
+	http_get_stats(&s1);
+	assert_int_equal(s1.paused, s0.paused + 1);
 	/* another endpoint is asked */
 	srv_url(ok, "/", url2, sizeof(url2));
 	assert_int_equal(http_perform(&req, &r), 0);
@@ -479,6 +487,8 @@ static void test_http_pause_unreachable(void **state)
 	req.pause_unreachable = false;
 	assert_int_equal(http_perform(&req, &r), -ETIMEDOUT);
 	assert_int_equal(atomic_load(&h->ls.nreq), n + 1);
+	http_get_stats(&s0);
+	assert_int_equal(s0.paused, s1.paused);
 	/* a redirect to the dead host: the redirecting one is not paused */
 	snprintf(rd->location, sizeof(rd->location), "%s", url);
 	srv_url(rd, "/r", urlr, sizeof(urlr));
@@ -511,6 +521,7 @@ static void test_http_pause_refused(void **state)
 			       .timeout_ms = 300,
 			       .retries = 0,
 			       .pause_unreachable = true};
+	struct http_stats s0, s1;
 
 	(void)state;
 	http_pause_forget();
@@ -518,8 +529,12 @@ static void test_http_pause_refused(void **state)
 	http_resp_init(&r);
 	assert_int_equal(http_perform(&req, &r), -ECONNREFUSED);
 	assert_int_equal(r.attempts, 1);
+	http_get_stats(&s0);
 	assert_int_equal(http_perform(&req, &r), -ECONNREFUSED);
 	assert_int_equal(r.attempts, 0);
+	assert_int_equal(http_perform(&req, &r), -ECONNREFUSED);
+	http_get_stats(&s1);
+	assert_int_equal(s1.paused, s0.paused + 2);
 	http_pause_forget();
 	assert_int_equal(http_perform(&req, &r), -ECONNREFUSED);
 	assert_int_equal(r.attempts, 1);

@@ -211,6 +211,11 @@ answered() { in_set "$ERR" "$@" && [ "$DT" -lt $((TMO + MARGIN)) ]; }
 answered_walk() { answered "$@"; }
 # the errnos a call may end with under a fault (README "Failure modes")
 READ_ERRS=(OK EIO ETIMEDOUT EAGAIN ECONNREFUSED EPROTO)
+# paused MOUNT: stfs_http_paused_total of a mount's .stfs/stats, the requests
+# the endpoint pause held back unsent (README "Failure modes")
+paused() { awk '$1 == "stfs_http_paused_total" { print $2 }' "$1/.stfs/stats"; }
+# same_count A B: two readings of a counter, present and equal
+same_count() { [ -n "$1" ] && [ "$1" = "$2" ]; }
 
 # fault eng|s3 FAULT on|off: applies or clears one fault of one backend
 fault() {
@@ -244,6 +249,7 @@ engine() {
 	raw=$T/ckpt-local/$(raw_rel "$cid")
 	# a job other than the FAILED one, for reads that need only storage
 	other=$(ls "$T/ckpt-local" | grep -vx "$FAILED_ID" | sed -n "$((NEXT + 1))p")
+	local p0=$(paused "$ME")
 	fault eng "$f" on
 	sleep 0.6 # older than engine_ttl and cache_ttl: the fault is met
 	timed "$L" ls ls "$ME/jobs"
@@ -258,6 +264,9 @@ engine() {
 	check "[$L] rm of a superseded checkpoint: EAGAIN (R3), got $ERR in ${DT} ms" \
 		answered EAGAIN
 	check "[$L] ... and the raw file is still there" test -f "$raw"
+	# the engine client is left out of the endpoint pause
+	check "[$L] no engine request is held back by the pause ($p0 -> $(paused "$ME"))" \
+		same_count "$p0" "$(paused "$ME")"
 	# a storage-only read is not slowed by the faulty engine
 	local lo=$(ls "$ME/jobs/$other/pipelines/1/checkpoints" 2>/dev/null | grep -E '^[0-9]+$' | head -1)
 	if [ -n "$lo" ]; then
@@ -291,6 +300,8 @@ s3() {
 	obj=$(obj_of "$cid")
 	key=$(raw_rel "$cid")
 	j=$(echo "$ALL_IDS" | sed -n "$((NEXT + 1))p")
+	local p0 p1
+	p0=$(paused "$MS")
 	fault s3 "$f" on
 	sleep 0.6
 	timed "$L" ls ls "$MS/$CK/$cid"
@@ -301,6 +312,18 @@ s3() {
 	check "[$L] cat of an object not read before: $ERR in ${DT} ms" answered "${READ_ERRS[@]}"
 	timed "$L" du du -s "$MS/jobs/$FAILED_ID"
 	check "[$L] du -s job: $ERR in ${DT} ms" answered_walk "${READ_ERRS[@]}"
+	# a store that does not answer: the calls after the first one that met
+	# it are held back and counted; one that answers (503s, garbage) or a
+	# body that keeps coming pauses nothing
+	p1=$(paused "$MS")
+	case $f in
+	blackhole | stop | reset)
+		check "[$L] .stfs/stats counts the requests the pause held back ($p0 -> $p1)" \
+			test "$p1" -gt "$p0" ;;
+	garbage | 5xx)
+		check "[$L] .stfs/stats: nothing held back by the pause ($p0 -> $p1)" \
+			same_count "$p0" "$p1" ;;
+	esac
 	timed "$L" rm rm "$MS/$CK/$cid/$obj"
 	local rrc=$RC rerr=$ERR
 	check "[$L] rm of a superseded checkpoint: $ERR in ${DT} ms" answered "${READ_ERRS[@]}"
