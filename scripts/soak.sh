@@ -24,7 +24,13 @@
 #                      call in the first round fails with nothing at fault
 #   SOAK_INJECT=mismatch  one read in the first round is compared with bytes
 #                      that differ from the raw file; either must FAIL the soak
-# A run under 60 s has no fault windows (the schedule is 40 s a round).
+#   SOAK_INJECT=window|grace|after-window  the proof of the fault-window
+#                      rule: the first round makes one fault window of its
+#                      own (the simulator frozen for 1 s, as the schedule
+#                      freezes it) and the lost call above inside it, 1 s
+#                      after it (both excused: the soak passes) or just past
+#                      its grace (lost: the soak FAILs)
+# A run under 60 s has no scheduled fault windows (40 s a round).
 # Prints the RSS curve (min/median/max per minute and daemon), the calls
 # made, failed inside fault windows, and lost.
 . "$(dirname "$0")/../tests/integration/lib.sh"
@@ -37,8 +43,8 @@ GROWTH=${SOAK_GROWTH_MB:-24}
 RSS_MAX=${SOAK_RSS_MAX_MB:-192}
 OUT=${SOAK_OUT:-$T/out}
 INJECT=${SOAK_INJECT:-}
-case $INJECT in "" | lost | mismatch) ;; *)
-	bad "SOAK_INJECT is lost or mismatch, not [$INJECT]"
+case $INJECT in "" | lost | mismatch | window | grace | after-window) ;; *)
+	bad "SOAK_INJECT is lost, mismatch, window, grace or after-window, not [$INJECT]"
 	finish
 	exit 1
 	;;
@@ -80,6 +86,21 @@ for _ in $(seq 100); do
 done
 PP=$(cat "$T/proxy.port")
 fault() { curl -s -m 5 -X POST --data "$1" "http://127.0.0.1:$PP/__fault" >/dev/null; }
+# freeze_engine SECONDS [CMD...]: a fault window: the simulator frozen
+# (kill -STOP) for SECONDS, CMD run at its start; "start end engine-stop"
+# into faults when it ends
+freeze_engine() {
+	local s secs=$1
+	shift
+	s=$(now_ms)
+	kill -STOP "$SIM"
+	[ $# -gt 0 ] && "$@"
+	sleep "$secs"
+	kill -CONT "$SIM"
+	echo "$s $(now_ms) engine-stop" >>"$OUT/faults"
+}
+# sleep_ms MS
+sleep_ms() { sleep "$(($1 / 1000)).$(printf %03d $(($1 % 1000)))"; }
 
 # upload the first S3_JOBS job directories (and directory markers)
 SIG=(--aws-sigv4 aws:amz:us-east-1:s3 --user S3RVER:S3RVER
@@ -143,11 +164,7 @@ PIDS+=("$SAMPLER")
 	# every 40 s: the simulator frozen for 8 s, later a 10 s 503 storm
 	while [ "$(now_ms)" -lt "$((END - 19000))" ]; do
 		sleep 10
-		s=$(now_ms)
-		kill -STOP "$SIM"
-		sleep 8
-		kill -CONT "$SIM"
-		echo "$s $(now_ms) engine-stop" >>"$OUT/faults"
+		freeze_engine 8
 		sleep 7
 		s=$(now_ms)
 		fault '{"mode": "percent", "percent": 50}'
@@ -206,6 +223,18 @@ inject() {
 	case $INJECT in
 	lost) # a walk into a job that is not there: ENOENT, no fault
 		op loc inject-lost ls "$T/mloc/jobs/no-such-job" ;;
+	window) # that call inside a fault window: excused
+		freeze_engine 1 op loc inject-window ls "$T/mloc/jobs/no-such-job" ;;
+	grace) # 1 s after the window, within its grace: excused
+		freeze_engine 1
+		sleep 1
+		op loc inject-grace ls "$T/mloc/jobs/no-such-job"
+		;;
+	after-window) # just past the window's grace: lost
+		freeze_engine 1
+		sleep_ms $((GRACE_MS + 300))
+		op loc inject-after-window ls "$T/mloc/jobs/no-such-job"
+		;;
 	mismatch) # the raw side of one comparison with its first byte flipped
 		f=${LOCFILES[0]}
 		id=$(basename "$(dirname "$f")")
@@ -251,14 +280,29 @@ faults = [tuple(int(x) for x in l.split()[:2]) for l in open(out + "/faults") if
 ops = [l.split() for l in open(out + "/ops") if l.strip()]
 def in_fault(s, e):
     return any(s <= fe + grace and e >= fs for fs, fe in faults)
+def where(s, e):
+    """why an excused call is excused, or how far a lost one missed"""
+    if any(s >= fs and e <= fe for fs, fe in faults):
+        return "inside a fault window"
+    after = [s - fe for fs, fe in faults if s > fe and s <= fe + grace]
+    if after:
+        return f"{min(after)} ms after a fault window, within its grace of {grace} ms"
+    if any(s <= fe + grace and e >= fs for fs, fe in faults):
+        return "overlapping a fault window"
+    past = [s - fe - grace for fs, fe in faults if s > fe + grace]
+    if past:
+        return f"{min(past)} ms past the grace of the window before it"
+    return "no fault window before it"
 # a read that worked with other bytes (rc 2) is a mismatch, not a failed call
 failed = [o for o in ops if o[4] != "0" and not (o[3] == "cat" and o[4] == "2")]
 lost = [o for o in failed if not in_fault(int(o[0]), int(o[1]))]
 excused = [o for o in failed if in_fault(int(o[0]), int(o[1]))]
 mism = [l for l in open(out + "/mismatch") if l.strip()]
 print(f"calls {len(ops)}, failed inside fault windows {len(excused)}, lost {len(lost)}, mismatched reads {len(mism)}, fault windows {len(faults)}")
+for o in excused[:10]:
+    print("  EXCUSED", " ".join(o), f"({where(int(o[0]), int(o[1]))})")
 for o in lost[:10]:
-    print("  LOST", " ".join(o))
+    print("  LOST", " ".join(o), f"({where(int(o[0]), int(o[1]))})")
 for l in mism[:10]:
     print("  ", l.strip())
 rows = [l.strip().split(",") for l in open(out + "/rss.csv")][1:]
