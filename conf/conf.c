@@ -2033,6 +2033,11 @@ static const char *const env_names[CONF_ENV_N] = {
 	"STFS_S3_MAX_KEYS", /* the page size of listings, for tests */
 	"HADOOP_USER_NAME",
 	"HOME",
+	/* glibc's own malloc knobs: set, they win over stfs's tuning (README
+	 * "Memory", fusefs/mount/mount.c) */
+	"MALLOC_ARENA_MAX",
+	"MALLOC_MMAP_THRESHOLD_",
+	"GLIBC_TUNABLES",
 };
 
 void conf_env_release(struct conf_env *e)

@@ -24,11 +24,11 @@
 /*
  * The process environment stfs reads, captured once by conf_import_env():
  * the variables listed in conf.c's env_names[] (credentials, credential
- * providers' settings, HOME, test knobs).  Backends look values up with
- * conf_env_get() and call no getenv() themselves.  Values are secrets
- * (wiped on release); never rendered.
+ * providers' settings, HOME, glibc's malloc knobs, test knobs).  Backends look
+ * values up with conf_env_get() and call no getenv() themselves.  Values are
+ * secrets (wiped on release); never rendered.
  */
-#define CONF_ENV_N 29
+#define CONF_ENV_N 32
 struct conf_env {
 	char *val[CONF_ENV_N]; /* NULL: unset or empty */
 };

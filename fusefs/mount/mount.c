@@ -11,6 +11,21 @@
 #include "util/log.h"
 #include "util/pcache.h"
 
+/* GLIBC_TUNABLES ("name=value:name=value") sets tunable `name` */
+static bool tunable_set(const char *tunables, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = tunables; p && *p;) {
+		const char *end = strchr(p, ':');
+
+		if (!strncmp(p, name, n) && p[n] == '=')
+			return true;
+		p = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
 /*
  * README "Memory": glibc gives every thread that contends an arena of its
  * own (up to 8 per core); with 32 FUSE workers and a thread per refresh,
@@ -18,19 +33,30 @@
  * behind (freed, not returned).  A few arenas, and large blocks (catalog
  * arrays, engine answers) always in their own mappings, so that freeing
  * an old snapshot gives its pages back at once.  MALLOC_ARENA_MAX and
- * MALLOC_MMAP_THRESHOLD_ in the environment win.
+ * MALLOC_MMAP_THRESHOLD_ (or their GLIBC_TUNABLES names) in the captured
+ * environment win.
  */
-static void malloc_tune(void)
+unsigned stfs_malloc_tune(const struct conf_env *env)
 {
-	if (!getenv("MALLOC_ARENA_MAX"))
+	const char *tun = conf_env_get(env, "GLIBC_TUNABLES");
+	unsigned done = 0;
+
+	if (!conf_env_get(env, "MALLOC_ARENA_MAX") &&
+	    !tunable_set(tun, "glibc.malloc.arena_max")) {
 		mallopt(M_ARENA_MAX, STFS_MALLOC_ARENAS);
-	if (!getenv("MALLOC_MMAP_THRESHOLD_"))
+		done |= STFS_TUNED_ARENAS;
+	}
+	if (!conf_env_get(env, "MALLOC_MMAP_THRESHOLD_") &&
+	    !tunable_set(tun, "glibc.malloc.mmap_threshold")) {
 		mallopt(M_MMAP_THRESHOLD, STFS_MMAP_THRESHOLD);
+		done |= STFS_TUNED_MMAP;
+	}
+	return done;
 }
 
 int stfs_init(struct stfs *fs)
 {
-	malloc_tune();
+	stfs_malloc_tune(&fs->conf.env);
 	pthread_mutex_init(&fs->cat_lock, NULL);
 	pthread_cond_init(&fs->cat_cond, NULL);
 	/* README "Memory": capped by entries and bytes, oldest out first */

@@ -45,6 +45,8 @@ struct ckinfo_table;
  * mapping of its own (returned to the system when freed) */
 #define STFS_MALLOC_ARENAS  2
 #define STFS_MMAP_THRESHOLD ((size_t)256 << 10)
+#define STFS_TUNED_ARENAS   1u /* stfs_malloc_tune() set M_ARENA_MAX */
+#define STFS_TUNED_MMAP	    2u /* ... and M_MMAP_THRESHOLD */
 struct release_store;
 struct audit;
 struct decision_cache;
@@ -105,9 +107,15 @@ struct stfs {
 	struct stfs_counters n;
 };
 
-/** Set up caches and locks; sources and the policy's parts (rel, audit,
- * dc) are attached by the caller. 0/-ENOMEM. */
+/** Set up caches and locks (and tune malloc: stfs_malloc_tune with
+ * fs->conf.env); sources and the policy's parts (rel, audit, dc) are
+ * attached by the caller. 0/-ENOMEM. */
 int stfs_init(struct stfs *fs);
+/** Tune glibc malloc (STFS_MALLOC_ARENAS, STFS_MMAP_THRESHOLD) where the
+ * captured environment `env` (may be NULL) does not set the knob itself
+ * (MALLOC_ARENA_MAX, MALLOC_MMAP_THRESHOLD_, GLIBC_TUNABLES); returns
+ * what it set (STFS_TUNED_*). */
+unsigned stfs_malloc_tune(const struct conf_env *env);
 /** Free caches and close sources (backends, engine). Not the conf, not the
  * policy's parts (delete_detach). */
 void stfs_release(struct stfs *fs);

@@ -1215,6 +1215,35 @@ static void env_case(const char *ckpt, const char *imap,
 	conf_release(&c);
 }
 
+/*
+ * glibc's malloc knobs are captured with every other variable (README
+ * "Memory": set, they win over stfs's own tuning); GLIBC_TUNABLES too.
+ */
+static void test_conf_env_captures_malloc_knobs(void **state)
+{
+	struct conf_env env = {0};
+
+	(void)state;
+	setenv("MALLOC_ARENA_MAX", "4", 1);
+	setenv("MALLOC_MMAP_THRESHOLD_", "131072", 1);
+	setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=3", 1);
+	assert_int_equal(conf_env_capture(&env), 0);
+	unsetenv("MALLOC_ARENA_MAX");
+	unsetenv("MALLOC_MMAP_THRESHOLD_");
+	unsetenv("GLIBC_TUNABLES");
+	assert_string_equal(conf_env_get(&env, "MALLOC_ARENA_MAX") ?: "(null)",
+			    "4");
+	assert_string_equal(conf_env_get(&env, "MALLOC_MMAP_THRESHOLD_")
+				    ?: "(null)",
+			    "131072");
+	assert_string_equal(conf_env_get(&env, "GLIBC_TUNABLES") ?: "(null)",
+			    "glibc.malloc.arena_max=3");
+	/* captured once: a later unset is not seen until the next capture */
+	assert_int_equal(conf_env_capture(&env), 0);
+	assert_null(conf_env_get(&env, "MALLOC_ARENA_MAX"));
+	conf_env_release(&env);
+}
+
 static void test_conf_import_env_every_provider(void **state)
 {
 	static const char *const gs[] = {"GOOGLE_ACCESS_KEY_ID", "GAK",
@@ -1549,6 +1578,7 @@ int main(void)
 		T(test_conf_import_secret_mode),
 		T(test_conf_apply_imports_and_env),
 		T(test_conf_import_env_every_provider),
+		T(test_conf_env_captures_malloc_knobs),
 		T(test_conf_objstore_settings),
 		T(test_conf_validate_errors),
 		T(test_conf_render_redacts_and_roundtrips),

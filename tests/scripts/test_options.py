@@ -111,8 +111,7 @@ class Environment(unittest.TestCase):
     """conf_import_env() is the one place that reads the environment."""
 
     ALLOWED = {"conf/conf.c",        # conf_env_capture()
-               "fusefs/notify.c",    # systemd's NOTIFY_SOCKET
-               "fusefs/mount/mount.c"}  # glibc's own MALLOC_* knobs win (README "Memory")
+               "fusefs/notify.c"}    # systemd's NOTIFY_SOCKET
 
     def test_only_conf_reads_the_environment(self):
         pat = re.compile(r"\b(secure_)?getenv\s*\(")
