@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,29 +20,45 @@
 #define CK_BUCKETS 4096
 #define CK_HEAD	   256
 
-struct ck_entry {
+/*
+ * The two in-memory caches, decoded types and decoded summaries, are one
+ * shape: entries keyed by object key, size and mtime (objects never change
+ * in place) in a hash table, dropped oldest first while a cap (entries or
+ * bytes) is exceeded (README "Memory").  Each entry embeds a ck_link as
+ * `link`; the cache's drop() frees the entry around it.  Under the table's
+ * lock.
+ */
+struct ck_link {
 	char *key;
 	uint64_t size;
 	int64_t mtime_ns;
+	struct ck_link *next;  /* bucket chain */
+	struct ck_link *newer; /* insertion order */
+	size_t cost;	       /* bytes charged to the cache */
+};
+
+struct ck_cache {
+	struct ck_link *bucket[CK_BUCKETS];
+	struct ck_link *oldest, *newest;
+	size_t n, bytes, max_entries, max_bytes;
+	uint64_t evictions;
+	void (*drop)(struct ck_link *l);
+};
+
+/* the entry of `type` around link `l` */
+#define CK_OF(l, type) ((type *)(void *)((char *)(l)-offsetof(type, link)))
+
+struct ck_entry {
+	struct ck_link link;
 	int type;
-	struct ck_entry *next;	/* bucket chain */
-	struct ck_entry *newer; /* insertion order */
 };
 
 struct ckinfo_table {
 	pthread_mutex_t lock;
-	struct ck_entry *bucket[CK_BUCKETS]; /* protected by lock */
-	struct ck_sum *sbucket[CK_BUCKETS];  /* summaries; protected by lock */
-	/* README "Memory": type_cache_max_entries / _mb, oldest out first;
-	 * protected by lock */
-	struct ck_entry *oldest, *newest;
-	size_t n, bytes, max_entries, max_bytes;
-	uint64_t evictions;
-	/* README "Memory": info_cache_max_entries / _mb for the summaries,
-	 * oldest out first; protected by lock */
-	struct ck_sum *soldest, *snewest;
-	size_t sn, sbytes, smax_entries, smax_bytes;
-	uint64_t sevictions;
+	/* README "Memory": type_cache_max_entries / _mb; protected by lock */
+	struct ck_cache types;
+	/* README "Memory": info_cache_max_entries / _mb; protected by lock */
+	struct ck_cache sums;
 	int fd;		       /* the persistent cache, appended to; -1: none */
 	int sfd;	       /* the persistent summary cache; -1: none */
 	int64_t fail_until_ms; /* protected by lock; no header read before
@@ -58,12 +75,107 @@ static bool ck_failing(struct ckinfo_table *t)
 	return f;
 }
 
+static struct ck_link *cc_find(const struct ck_cache *c, const char *key,
+			       uint64_t size, int64_t mtime_ns, size_t b)
+{
+	for (struct ck_link *l = c->bucket[b]; l; l = l->next)
+		if (l->size == size && l->mtime_ns == mtime_ns &&
+		    strcmp(l->key, key) == 0)
+			return l;
+	return NULL;
+}
+
+/* Drop the oldest entries while a cap is exceeded.  A dropped one is
+ * decoded again when asked: a cap costs reads, never a wrong type or
+ * summary. */
+static void cc_evict(struct ck_cache *c)
+{
+	while (c->oldest && ((c->max_entries && c->n > c->max_entries) ||
+			     (c->max_bytes && c->bytes > c->max_bytes))) {
+		struct ck_link *l = c->oldest, **pp;
+
+		pp = &c->bucket[pcache_hash(l->key) % CK_BUCKETS];
+		while (*pp && *pp != l)
+			pp = &(*pp)->next;
+		if (*pp)
+			*pp = l->next;
+		c->oldest = l->newer;
+		if (!c->oldest)
+			c->newest = NULL;
+		c->n--;
+		c->bytes -= l->cost;
+		c->evictions++;
+		c->drop(l);
+	}
+}
+
+/* Add `l` (key, size, mtime and cost set) as the newest of bucket `b`. */
+static void cc_add(struct ck_cache *c, struct ck_link *l, size_t b)
+{
+	l->next = c->bucket[b];
+	c->bucket[b] = l;
+	l->newer = NULL;
+	if (c->newest)
+		c->newest->newer = l;
+	else
+		c->oldest = l;
+	c->newest = l;
+	c->n++;
+	c->bytes += l->cost;
+	cc_evict(c);
+}
+
+static void cc_free_all(struct ck_cache *c)
+{
+	for (size_t i = 0; i < CK_BUCKETS; i++) {
+		struct ck_link *l = c->bucket[i], *next;
+
+		for (; l; l = next) {
+			next = l->next;
+			c->drop(l);
+		}
+		c->bucket[i] = NULL;
+	}
+	c->oldest = c->newest = NULL;
+	c->n = c->bytes = 0;
+}
+
+static void cc_set_caps(struct ckinfo_table *t, struct ck_cache *c,
+			size_t max_entries, size_t max_bytes)
+{
+	pthread_mutex_lock(&t->lock);
+	c->max_entries = max_entries;
+	c->max_bytes = max_bytes;
+	cc_evict(c);
+	pthread_mutex_unlock(&t->lock);
+}
+
+static void cc_stats(struct ckinfo_table *t, const struct ck_cache *c,
+		     size_t *entries, size_t *bytes, uint64_t *evictions)
+{
+	pthread_mutex_lock(&t->lock);
+	*entries = c->n;
+	*bytes = c->bytes;
+	*evictions = c->evictions;
+	pthread_mutex_unlock(&t->lock);
+}
+
+static void ck_entry_drop(struct ck_link *l)
+{
+	free(l->key);
+	free(CK_OF(l, struct ck_entry));
+}
+
+static void sum_entry_drop(struct ck_link *l);
+
 struct ckinfo_table *ckinfo_new(void)
 {
 	struct ckinfo_table *t = calloc(1, sizeof(*t));
 
 	if (t) {
 		pthread_mutex_init(&t->lock, NULL);
+		t->types.drop = ck_entry_drop;
+		t->sums.drop = sum_entry_drop;
 		t->fd = -1;
 		t->sfd = -1;
 	}
@@ -73,71 +185,25 @@ struct ckinfo_table *ckinfo_new(void)
 void ckinfo_set_caps(struct ckinfo_table *t, size_t max_entries,
 		     size_t max_bytes)
 {
-	pthread_mutex_lock(&t->lock);
-	t->max_entries = max_entries;
-	t->max_bytes = max_bytes;
-	pthread_mutex_unlock(&t->lock);
+	cc_set_caps(t, &t->types, max_entries, max_bytes);
 }
 
 void ckinfo_get_stats(struct ckinfo_table *t, size_t *entries, size_t *bytes,
 		      uint64_t *evictions)
 {
-	pthread_mutex_lock(&t->lock);
-	*entries = t->n;
-	*bytes = t->bytes;
-	*evictions = t->evictions;
-	pthread_mutex_unlock(&t->lock);
-}
-
-static size_t ck_cost(const struct ck_entry *e)
-{
-	return sizeof(*e) + strlen(e->key) + 1;
-}
-
-/* Drop the oldest entries while a cap is exceeded (lock held).  A dropped
- * type is decoded again when asked: a cap costs reads, never a wrong
- * type. */
-static void ck_evict(struct ckinfo_table *t)
-{
-	while (t->oldest && ((t->max_entries && t->n > t->max_entries) ||
-			     (t->max_bytes && t->bytes > t->max_bytes))) {
-		struct ck_entry *e = t->oldest, **pp;
-
-		pp = &t->bucket[pcache_hash(e->key) % CK_BUCKETS];
-		while (*pp && *pp != e)
-			pp = &(*pp)->next;
-		if (*pp)
-			*pp = e->next;
-		t->oldest = e->newer;
-		if (!t->oldest)
-			t->newest = NULL;
-		t->n--;
-		t->bytes -= ck_cost(e);
-		t->evictions++;
-		free(e->key);
-		free(e);
-	}
+	cc_stats(t, &t->types, entries, bytes, evictions);
 }
 
 static void ck_insert(struct ckinfo_table *t, const char *key, uint64_t size,
 		      int64_t mtime_ns, int type);
-static void sum_free_all(struct ckinfo_table *t);
 static void sum_load(struct ckinfo_table *t, const char *path);
 
 void ckinfo_free(struct ckinfo_table *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < CK_BUCKETS; i++) {
-		struct ck_entry *e = t->bucket[i], *next;
-
-		for (; e; e = next) {
-			next = e->next;
-			free(e->key);
-			free(e);
-		}
-	}
-	sum_free_all(t);
+	cc_free_all(&t->types);
+	cc_free_all(&t->sums);
 	if (t->fd >= 0)
 		close(t->fd);
 	if (t->sfd >= 0)
@@ -207,16 +273,13 @@ int ckinfo_persist(struct ckinfo_table *t, const char *state_dir,
 
 static int ck_lookup(struct ckinfo_table *t, const struct cat_obj *o, size_t b)
 {
+	struct ck_link *l;
 	int type = -1;
 
 	pthread_mutex_lock(&t->lock);
-	for (struct ck_entry *e = t->bucket[b]; e; e = e->next) {
-		if (e->size == o->size && e->mtime_ns == o->mtime_ns &&
-		    strcmp(e->key, o->key) == 0) {
-			type = e->type;
-			break;
-		}
-	}
+	l = cc_find(&t->types, o->key, o->size, o->mtime_ns, b);
+	if (l)
+		type = CK_OF(l, struct ck_entry)->type;
 	pthread_mutex_unlock(&t->lock);
 	return type;
 }
@@ -268,24 +331,16 @@ static void ck_insert(struct ckinfo_table *t, const char *key, uint64_t size,
 	size_t b = pcache_hash(key) % CK_BUCKETS;
 	struct ck_entry *e = calloc(1, sizeof(*e));
 
-	if (!e || !(e->key = strdup(key))) {
+	if (!e || !(e->link.key = strdup(key))) {
 		free(e);
 		return;
 	}
-	e->size = size;
-	e->mtime_ns = mtime_ns;
+	e->link.size = size;
+	e->link.mtime_ns = mtime_ns;
+	e->link.cost = sizeof(*e) + strlen(key) + 1;
 	e->type = type;
 	pthread_mutex_lock(&t->lock);
-	e->next = t->bucket[b];
-	t->bucket[b] = e;
-	if (t->newest)
-		t->newest->newer = e;
-	else
-		t->oldest = e;
-	t->newest = e;
-	t->n++;
-	t->bytes += ck_cost(e);
-	ck_evict(t);
+	cc_add(&t->types, &e->link, b);
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -369,13 +424,8 @@ const struct cat_obj *ckinfo_ckpt_object(const struct cat_ckpt *c)
 #define CK_WINDOW ((size_t)64 << 10)
 
 struct ck_sum {
-	char *key;
-	uint64_t size;
-	int64_t mtime_ns;
+	struct ck_link link;
 	struct pstuff_summary s;
-	struct ck_sum *next;  /* bucket chain */
-	struct ck_sum *newer; /* insertion order */
-	size_t cost;	      /* bytes charged to the table */
 };
 
 static size_t sum_n_ent(size_t n)
@@ -385,7 +435,7 @@ static size_t sum_n_ent(size_t n)
 
 static size_t sum_cost(const struct ck_sum *e)
 {
-	return sizeof(*e) + strlen(e->key) + 1 +
+	return sizeof(*e) + strlen(e->link.key) + 1 +
 	       (e->s.actions ? sum_n_ent(e->s.n_actions) * sizeof(*e->s.actions)
 			     : 0) +
 	       (e->s.stats ? sum_n_ent(e->s.n_stats) * sizeof(*e->s.stats) : 0);
@@ -419,28 +469,20 @@ nomem:
 	return -ENOMEM;
 }
 
-static struct ck_sum *sum_find(struct ckinfo_table *t, const char *key,
-			       uint64_t size, int64_t mtime_ns, size_t b)
-{
-	for (struct ck_sum *e = t->sbucket[b]; e; e = e->next)
-		if (e->size == size && e->mtime_ns == mtime_ns &&
-		    strcmp(e->key, key) == 0)
-			return e;
-	return NULL;
-}
-
 /* 1 and a copy in *out (when out is not NULL) if the table holds this
  * version of `o`, else 0; -ENOMEM */
 static int sum_lookup(struct ckinfo_table *t, const struct cat_obj *o, size_t b,
 		      struct pstuff_summary *out)
 {
-	struct ck_sum *e;
+	struct ck_link *l;
 	int rc = 0;
 
 	pthread_mutex_lock(&t->lock);
-	e = sum_find(t, o->key, o->size, o->mtime_ns, b);
-	if (e)
-		rc = out ? (sum_copy(&e->s, out) ? -ENOMEM : 1) : 1;
+	l = cc_find(&t->sums, o->key, o->size, o->mtime_ns, b);
+	if (l)
+		rc = out ? (sum_copy(&CK_OF(l, struct ck_sum)->s, out) ? -ENOMEM
+								       : 1)
+			 : 1;
 	pthread_mutex_unlock(&t->lock);
 	return rc;
 }
@@ -448,32 +490,13 @@ static int sum_lookup(struct ckinfo_table *t, const struct cat_obj *o, size_t b,
 static void sum_entry_free(struct ck_sum *e)
 {
 	pstuff_summary_free(&e->s);
-	free(e->key);
+	free(e->link.key);
 	free(e);
 }
 
-/* Drop the oldest summaries while a cap is exceeded (lock held).  A
- * dropped one is decoded again when asked: a cap costs reads, never a
- * wrong summary. */
-static void sum_evict(struct ckinfo_table *t)
+static void sum_entry_drop(struct ck_link *l)
 {
-	while (t->soldest && ((t->smax_entries && t->sn > t->smax_entries) ||
-			      (t->smax_bytes && t->sbytes > t->smax_bytes))) {
-		struct ck_sum *e = t->soldest, **pp;
-
-		pp = &t->sbucket[pcache_hash(e->key) % CK_BUCKETS];
-		while (*pp && *pp != e)
-			pp = &(*pp)->next;
-		if (*pp)
-			*pp = e->next;
-		t->soldest = e->newer;
-		if (!t->soldest)
-			t->snewest = NULL;
-		t->sn--;
-		t->sbytes -= e->cost;
-		t->sevictions++;
-		sum_entry_free(e);
-	}
+	sum_entry_free(CK_OF(l, struct ck_sum));
 }
 
 /* Consumes *s (freed and zeroed) whether it is kept or not; an entry for
@@ -484,72 +507,43 @@ static void sum_insert(struct ckinfo_table *t, const char *key, uint64_t size,
 	size_t b = pcache_hash(key) % CK_BUCKETS;
 	struct ck_sum *e = calloc(1, sizeof(*e));
 
-	if (!e || !(e->key = strdup(key))) {
+	if (!e || !(e->link.key = strdup(key))) {
 		free(e);
 		pstuff_summary_free(s);
 		return;
 	}
-	e->size = size;
-	e->mtime_ns = mtime_ns;
+	e->link.size = size;
+	e->link.mtime_ns = mtime_ns;
 	/* kept at its exact size: the decoder's arrays grow by 16 entries of
 	 * ~280 bytes, most of it unused (67 MB for 15,000 summaries) */
 	if (sum_copy(s, &e->s)) {
-		free(e->key);
+		free(e->link.key);
 		free(e);
 		pstuff_summary_free(s);
 		return;
 	}
 	pstuff_summary_free(s);
-	e->cost = sum_cost(e);
+	e->link.cost = sum_cost(e);
 	pthread_mutex_lock(&t->lock);
-	if (sum_find(t, key, size, mtime_ns, b)) {
+	if (cc_find(&t->sums, key, size, mtime_ns, b)) {
 		pthread_mutex_unlock(&t->lock);
 		sum_entry_free(e);
 		return;
 	}
-	e->next = t->sbucket[b];
-	t->sbucket[b] = e;
-	if (t->snewest)
-		t->snewest->newer = e;
-	else
-		t->soldest = e;
-	t->snewest = e;
-	t->sn++;
-	t->sbytes += e->cost;
-	sum_evict(t);
+	cc_add(&t->sums, &e->link, b);
 	pthread_mutex_unlock(&t->lock);
-}
-
-static void sum_free_all(struct ckinfo_table *t)
-{
-	for (size_t i = 0; i < CK_BUCKETS; i++) {
-		struct ck_sum *e = t->sbucket[i], *next;
-
-		for (; e; e = next) {
-			next = e->next;
-			sum_entry_free(e);
-		}
-	}
 }
 
 void ckinfo_set_summary_caps(struct ckinfo_table *t, size_t max_entries,
 			     size_t max_bytes)
 {
-	pthread_mutex_lock(&t->lock);
-	t->smax_entries = max_entries;
-	t->smax_bytes = max_bytes;
-	sum_evict(t);
-	pthread_mutex_unlock(&t->lock);
+	cc_set_caps(t, &t->sums, max_entries, max_bytes);
 }
 
 void ckinfo_get_summary_stats(struct ckinfo_table *t, size_t *entries,
 			      size_t *bytes, uint64_t *evictions)
 {
-	pthread_mutex_lock(&t->lock);
-	*entries = t->sn;
-	*bytes = t->sbytes;
-	*evictions = t->sevictions;
-	pthread_mutex_unlock(&t->lock);
+	cc_stats(t, &t->sums, entries, bytes, evictions);
 }
 
 /* Strings go to the cache file as hex: keys and action names may be any
