@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "conf/hsite.h"
 #include "conf/schemes.h"
 #include "util/log.h"
 
@@ -1135,6 +1136,10 @@ struct yctx {
 	const char *name;
 	struct conf_err *err;
 	int secret_line; /* first line that holds a secret; 0: none */
+	/* the hdfs_site_path file of the HDFS plugin-config being imported
+	 * (hprop), or NULL */
+	const struct hsite *site;
+	const char *site_path;
 };
 
 /* Note that the scalar `n` holds a secret (for the file-mode check). */
@@ -1227,6 +1232,8 @@ static int yload(struct yctx *y, const char *name, const char *text, size_t len,
 	y->name = name;
 	y->err = err;
 	y->secret_line = 0;
+	y->site = NULL;
+	y->site_path = NULL;
 	*root = NULL;
 	err_where(err, name, 0);
 	if (len > (size_t)CONF_MAX_FILE)
@@ -1375,15 +1382,129 @@ static bool list_has(const char *list, const char *name, size_t n)
 }
 
 /*
+ * Hadoop properties of an HDFS store (README "HDFS"): dfs.X is the
+ * plugin-config's seatunnel.hadoop.dfs.X, else the dfs.X of its
+ * hdfs_site_path file (y->site) -- SeaTunnel sets the first over the
+ * second, as Hadoop's Configuration.set wins over a resource.
+ */
+static void hkey(char *k, size_t n, const char *name)
+{
+	snprintf(k, n, "seatunnel.hadoop.%s", name);
+}
+
+static int herr(struct yctx *y, yaml_node_t *props, const char *name, int rc,
+		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* an error about property `name`, placed where it was read from */
+static int herr(struct yctx *y, yaml_node_t *props, const char *name, int rc,
+		const char *fmt, ...)
+{
+	const struct hsite_prop *p = hsite_get(y->site, name);
+	yaml_node_t *at;
+	char k[512];
+	va_list ap;
+
+	hkey(k, sizeof(k), name);
+	at = yget(y, props, k);
+	if (!at && p)
+		err_where(y->err, y->site_path, p->line);
+	else
+		err_where(y->err, y->name,
+			  (int)(at ? at : props)->start_mark.line + 1);
+	if (y->err) {
+		va_start(ap, fmt);
+		(void)vsnprintf(y->err->msg, sizeof(y->err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+/* the key `name` is read from, as the user wrote it (for messages) */
+static const char *hname(struct yctx *y, yaml_node_t *props, const char *name,
+			 char *k, size_t n)
+{
+	hkey(k, n, name);
+	return yget(y, props, k) || !hsite_get(y->site, name) ? k : name;
+}
+
+/* Hadoop property `name` as a new string in *out, NULL when unset (see
+ * above); a file's value using ${...} is refused: stfs does not expand it */
+static int hprop(struct yctx *y, yaml_node_t *props, const char *name,
+		 char **out)
+{
+	const struct hsite_prop *p;
+	char k[512];
+
+	hkey(k, sizeof(k), name);
+	*out = NULL;
+	if (yget(y, props, k))
+		return ystr(y, props, k, out);
+	p = hsite_get(y->site, name);
+	if (!p || !*p->value)
+		return 0;
+	if (strstr(p->value, "${"))
+		return herr(y, props, name, -EINVAL,
+			    "'%s' uses ${...}, which stfs does not expand; "
+			    "write the value itself",
+			    name);
+	*out = strdup(p->value);
+	return *out ? 0 : herr(y, props, name, -ENOMEM, "out of memory");
+}
+
+/*
+ * hdfs_site_path (README "HDFS"): the hdfs-site.xml whose properties the
+ * engine adds, read into *site (y->site meanwhile).  It must be readable
+ * where stfs runs: a missing or unreadable file, a relative path and what
+ * hsite_parse refuses are errors naming the file, not guesses.
+ */
+static int site_load(struct yctx *y, yaml_node_t *props, struct hsite *site,
+		     char **path)
+{
+	struct stat st;
+	char *data, why[160];
+	size_t len;
+	int rc, line;
+
+	rc = ystr(y, props, "hdfs_site_path", path);
+	if (rc || !*path)
+		return rc;
+	if (**path != '/')
+		return yerr(y, yget(y, props, "hdfs_site_path"), -EINVAL,
+			    "hdfs_site_path '%.200s' is not an absolute path",
+			    *path);
+	rc = read_file(*path, &data, &len, &st, y->err);
+	if (rc) {
+		/* read_file named the file and said why */
+		if (y->err) {
+			char m[sizeof(y->err->msg)];
+
+			snprintf(m, sizeof(m), "%s", y->err->msg);
+			err_msg(y->err, "hdfs_site_path: %s", m);
+		}
+		return rc;
+	}
+	rc = hsite_parse(data, len, site, why, sizeof(why), &line);
+	data_free(data, len);
+	if (rc) {
+		err_where(y->err, *path, line);
+		err_msg(y->err, "hdfs_site_path: %s", why);
+		return rc;
+	}
+	y->site = site;
+	y->site_path = *path;
+	return 0;
+}
+
+/*
  * dfs.http.policy (README "HDFS", TLS): HTTP_ONLY (the default), HTTPS_ONLY
  * or HTTP_AND_HTTPS, in any case.  *https only for HTTPS_ONLY: with both
  * served, Hadoop's own clients talk http, and so does stfs.
  */
 static int hdfs_policy(struct yctx *y, yaml_node_t *props, bool *https)
 {
-	static const char key[] = "seatunnel.hadoop.dfs.http.policy";
+	static const char key[] = "dfs.http.policy";
 	char *pol = NULL;
-	int rc = ystr(y, props, key, &pol);
+	int rc = hprop(y, props, key, &pol);
 
 	*https = false;
 	if (rc || !pol)
@@ -1392,7 +1513,7 @@ static int hdfs_policy(struct yctx *y, yaml_node_t *props, bool *https)
 		*https = true;
 	else if (strcasecmp(pol, "HTTP_ONLY") &&
 		 strcasecmp(pol, "HTTP_AND_HTTPS"))
-		rc = yerr(y, yget(y, props, key), -EINVAL,
+		rc = herr(y, props, key, -EINVAL,
 			  "dfs.http.policy '%.32s' is not HTTP_ONLY, "
 			  "HTTPS_ONLY or HTTP_AND_HTTPS",
 			  pol);
@@ -1412,7 +1533,7 @@ static int hdfs_is_ns(struct yctx *y, yaml_node_t *props, const char *fs,
 	if (!auth)
 		return 0;
 	auth += 3;
-	rc = ystr(y, props, "seatunnel.hadoop.dfs.nameservices", &nss);
+	rc = hprop(y, props, "dfs.nameservices", &nss);
 	if (!rc && nss)
 		*ha = list_has(nss, auth, strcspn(auth, "/:"));
 	str_free(&nss);
@@ -1420,7 +1541,7 @@ static int hdfs_is_ns(struct yctx *y, yaml_node_t *props, const char *fs,
 }
 
 /*
- * An http(s)-address "host:port" of `key` as *out; a wildcard host
+ * An http(s)-address "host:port" of property `key` as *out; a wildcard host
  * (0.0.0.0, [::] or none: a bind address) becomes `host` (the namenode's
  * rpc host, n bytes), as Hadoop's clients do.  -EINVAL without a port, or
  * a wildcard and no host to put in its place.
@@ -1429,6 +1550,7 @@ static int web_addr(struct yctx *y, yaml_node_t *props, const char *key,
 		    const char *addr, const char *host, size_t n, char **out)
 {
 	const char *colon = addr[0] == '[' ? strstr(addr, "]:") : NULL;
+	char k[512];
 	size_t hl;
 	struct buf b;
 	int rc;
@@ -1436,25 +1558,27 @@ static int web_addr(struct yctx *y, yaml_node_t *props, const char *key,
 	*out = NULL;
 	colon = colon ? colon + 1 : strrchr(addr, ':');
 	if (!colon || !port_ok(colon + 1, strlen(colon + 1)))
-		return yerr(y, yget(y, props, key), -EINVAL,
-			    "'%s' is not a host:port address", key);
+		return herr(y, props, key, -EINVAL,
+			    "'%s' is not a host:port address",
+			    hname(y, props, key, k, sizeof(k)));
 	hl = (size_t)(colon - addr);
 	if (hl && !(hl == 7 && !memcmp(addr, "0.0.0.0", 7)) &&
 	    !(hl == 4 && !memcmp(addr, "[::]", 4))) {
 		host = addr;
 		n = hl;
 	} else if (!host || !n) {
-		return yerr(y, yget(y, props, key), -EINVAL,
+		return herr(y, props, key, -EINVAL,
 			    "'%s' is a wildcard address and the namenode has "
 			    "no rpc-address host",
-			    key);
+			    hname(y, props, key, k, sizeof(k)));
 	}
 	buf_init(&b, CONF_MAX_LINE);
 	rc = buf_printf(&b, "%.*s%s", (int)n, host, colon);
 	if (rc) {
 		buf_release(&b);
-		return yerr(y, props, rc == -ENOMEM ? rc : -EINVAL,
-			    "'%s' is too long", key);
+		return herr(y, props, key, rc == -ENOMEM ? rc : -EINVAL,
+			    "'%s' is too long",
+			    hname(y, props, key, k, sizeof(k)));
 	}
 	*out = buf_detach(&b, NULL);
 	return *out ? 0 : yerr(y, props, -ENOMEM, "out of memory");
@@ -1467,7 +1591,7 @@ static int web_addr(struct yctx *y, yaml_node_t *props, const char *key,
  */
 static int hdfs_https_fs(struct yctx *y, yaml_node_t *props, bool ha, char **fs)
 {
-	static const char key[] = "seatunnel.hadoop.dfs.namenode.https-address";
+	static const char key[] = "dfs.namenode.https-address";
 	const char *auth = strstr(*fs, "://");
 	char *web = NULL, *addr = NULL;
 	size_t hl;
@@ -1479,7 +1603,7 @@ static int hdfs_https_fs(struct yctx *y, yaml_node_t *props, bool ha, char **fs)
 	auth += 3;
 	hl = strcspn(auth, "/:");
 	if (!ha) {
-		rc = ystr(y, props, key, &web);
+		rc = hprop(y, props, key, &web);
 		if (!rc)
 			rc = web_addr(y, props, key, web ? web : ":9871", auth,
 				      hl, &addr);
@@ -1533,9 +1657,8 @@ static int import_hdfs_ha(struct yctx *y, struct stfs_conf *c,
 	alen = strcspn(auth, "/:");
 	web_kind =
 		*uri && !strncasecmp(*uri, "swebhdfs:", 9) ? "https" : "http";
-	snprintf(k, sizeof(k), "seatunnel.hadoop.dfs.ha.namenodes.%.*s",
-		 (int)alen, auth);
-	rc = ystr(y, props, k, &ids);
+	snprintf(k, sizeof(k), "dfs.ha.namenodes.%.*s", (int)alen, auth);
+	rc = hprop(y, props, k, &ids);
 	if (rc || !ids)
 		goto out;
 	buf_init(&out, CONF_MAX_LINE);
@@ -1546,18 +1669,16 @@ static int import_hdfs_ha(struct yctx *y, struct stfs_conf *c,
 		l = strcspn(id, " ,");
 		if (!l)
 			break;
-		snprintf(k, sizeof(k),
-			 "seatunnel.hadoop.dfs.namenode.rpc-address.%.*s.%.*s",
+		snprintf(k, sizeof(k), "dfs.namenode.rpc-address.%.*s.%.*s",
 			 (int)alen, auth, (int)l, id);
-		rc = ystr(y, props, k, &rpc);
+		rc = hprop(y, props, k, &rpc);
 		if (rc)
 			break;
 		if (rpc)
 			rpc[strcspn(rpc, ":")] = '\0';
-		snprintf(k, sizeof(k),
-			 "seatunnel.hadoop.dfs.namenode.%s-address.%.*s.%.*s",
+		snprintf(k, sizeof(k), "dfs.namenode.%s-address.%.*s.%.*s",
 			 web_kind, (int)alen, auth, (int)l, id);
-		rc = ystr(y, props, k, &web);
+		rc = hprop(y, props, k, &web);
 		if (!rc && web)
 			rc = web_addr(y, props, k, web, rpc,
 				      rpc ? strlen(rpc) : 0, &addr);
@@ -1582,8 +1703,12 @@ static int import_hdfs_ha(struct yctx *y, struct stfs_conf *c,
 			break;
 		id += l;
 	}
-	if (!rc && out.len)
+	if (!rc && out.len) {
 		rc = import_set(c, "namenodes", out.data, y->err);
+		if (rc)
+			err_where(y->err, y->name,
+				  (int)props->start_mark.line + 1);
+	}
 	buf_release(&out);
 out:
 	str_free(&ids);
@@ -1604,6 +1729,8 @@ static int import_storage(struct yctx *y, struct stfs_conf *c,
 			  bool only_unset)
 {
 	char *type = NULL, *ns = NULL, *fs = NULL, *uri = NULL, *val = NULL;
+	char *site_path = NULL;
+	struct hsite site = {0};
 	const struct imp *imp = NULL;
 	const char *bkey = NULL;
 	int rc;
@@ -1627,10 +1754,12 @@ static int import_storage(struct yctx *y, struct stfs_conf *c,
 			goto out;
 		}
 		if (!strcasecmp(type, "hdfs")) {
-			bool https, ha = false;
+			bool https = false, ha = false;
 
 			imp = imp_hdfs;
-			rc = hdfs_policy(y, props, &https);
+			rc = site_load(y, props, &site, &site_path);
+			if (!rc)
+				rc = hdfs_policy(y, props, &https);
 			if (!rc && https)
 				rc = hdfs_is_ns(y, props, fs, &ha);
 			if (!rc && https)
@@ -1675,11 +1804,14 @@ static int import_storage(struct yctx *y, struct stfs_conf *c,
 	if (rc)
 		goto out;
 	rc = import_set(c, key, uri, y->err);
-	if (!rc && !strcasecmp(type, "hdfs"))
-		rc = import_hdfs_ha(y, c, props, fs, key);
 	if (rc) {
 		err_where(y->err, y->name, (int)props->start_mark.line + 1);
 		goto out;
+	}
+	if (!strcasecmp(type, "hdfs")) {
+		rc = import_hdfs_ha(y, c, props, fs, key);
+		if (rc)
+			goto out;
 	}
 	for (; imp && imp->key; imp++) {
 		char **slot;
@@ -1706,6 +1838,10 @@ static int import_storage(struct yctx *y, struct stfs_conf *c,
 		str_free(&val);
 	}
 out:
+	y->site = NULL;
+	y->site_path = NULL;
+	hsite_release(&site);
+	str_free(&site_path);
 	str_free(&type);
 	str_free(&ns);
 	str_free(&fs);

@@ -20,6 +20,7 @@
 
 #include "util/buf.h"
 #include "conf/conf.h"
+#include "conf/hsite.h"
 
 #define FIX "tests/fixtures/conf/"
 
@@ -869,6 +870,21 @@ static int import_fresh(const char *pre, const char *yaml, bool hz, char **ckpt,
 	return rc;
 }
 
+/* variant i of an import_fresh() gave rc 0, checkpoint `ckpt` and
+ * namenodes `nns` (NULL: none); frees ck and nn */
+static void expect_import(size_t i, int rc, const struct conf_err *e, char *ck,
+			  char *nn, const char *ckpt, const char *nns)
+{
+	if (rc)
+		fail_msg("variant %zu: %d %s:%d %s", i, rc, e->file, e->line,
+			 e->msg);
+	if (strcmp(ck, ckpt) || (nns ? !nn || strcmp(nn, nns) : nn != NULL))
+		fail_msg("variant %zu: checkpoint %s namenodes %s", i, ck,
+			 nn ? nn : "(none)");
+	free(ck);
+	free(nn);
+}
+
 /*
  * README "HDFS", TLS: dfs.http.policy HTTPS_ONLY makes an imported HDFS
  * store swebhdfs:// on the namenodes' https-address (default port 9871);
@@ -969,14 +985,7 @@ static void test_conf_import_hdfs_https(void **state)
 			 "%s     seatunnel.hadoop.dfs.http.policy: %s\n%s", st,
 			 v[i].policy, v[i].rest);
 		rc = import_fresh(v[i].pre, y, false, &ck, &nn, &e);
-		if (rc)
-			fail_msg("variant %zu: %d %s", i, rc, e.msg);
-		if (strcmp(ck, v[i].ckpt) ||
-		    (v[i].nns ? !nn || strcmp(nn, v[i].nns) : nn != NULL))
-			fail_msg("variant %zu: checkpoint %s namenodes %s", i,
-				 ck, nn ? nn : "(none)");
-		free(ck);
-		free(nn);
+		expect_import(i, rc, &e, ck, nn, v[i].ckpt, v[i].nns);
 	}
 	/* the imap of a hazelcast.yaml alike */
 	assert_int_equal(import_fresh("", hz, true, &ck, &nn, &e), 0);
@@ -992,6 +1001,204 @@ static void test_conf_import_hdfs_https(void **state)
 		assert_non_null(
 			strstr(e.msg, i ? "address" : "dfs.http.policy"));
 	}
+}
+
+/*
+ * README "HDFS": an HDFS plugin-config's hdfs_site_path file is read as the
+ * engine reads it: its https and HA keys count as if written as
+ * seatunnel.hadoop.* (which win over the file, as Hadoop's set() wins over
+ * a resource); what stfs cannot read is an error naming the file and line.
+ */
+static void test_conf_import_hdfs_site(void **state)
+{
+	static const char xml_https[] =
+		"<?xml version=\"1.0\"?>\n<configuration>\n"
+		" <property>\n  <name>dfs.http.policy</name>\n"
+		"  <value> HTTPS_ONLY </value>\n </property>\n"
+		" <property><name>dfs.namenode.https-address</name>"
+		"<value>0.0.0.0:50470</value></property>\n"
+		"</configuration>\n";
+	static const char xml_ha[] =
+		"<configuration>\n"
+		"<property><name>dfs.http.policy</name>"
+		"<value>HTTPS_ONLY</value></property>\n"
+		"<property name=\"dfs.nameservices\" value=\"prod\"/>\n"
+		"<property><name>dfs.ha.namenodes.prod</name>"
+		"<value>nn1,nn2</value></property>\n"
+		"<property><name>dfs.namenode.rpc-address.prod.nn1</name>"
+		"<value>a.example:8020</value></property>\n"
+		"<property><name>dfs.namenode.https-address.prod.nn1</name>"
+		"<value>a.example:9443</value><final>true</final></property>\n"
+		/* a final one stays: this later definition is ignored */
+		"<property><name>dfs.namenode.https-address.prod.nn1</name>"
+		"<value>z.example:1</value></property>\n"
+		"<property><name>dfs.namenode.rpc-address.prod.nn2</name>"
+		"<value>b.example:8020</value></property>\n"
+		"</configuration>\n";
+	static const char st[] =
+		"seatunnel:\n engine:\n  checkpoint:\n   storage:\n"
+		"    type: hdfs\n    plugin-config:\n"
+		"     namespace: /st/ck/\n     storage.type: hdfs\n";
+	struct conf_err e = {0};
+	char y[4096], *ck, *nn, *fa = tmpfile_with(xml_https, 0644),
+				*fh = tmpfile_with(xml_ha, 0644);
+	const struct {
+		const char *fs, *site, *rest, *ckpt, *nns;
+	} v[] = {
+		/* the file's HTTPS_ONLY and https-address (wildcard: the host)
+		 */
+		{"hdfs://nn1.example:8020", fa, "",
+		 "swebhdfs://nn1.example:50470/st/ck/", NULL},
+		/* seatunnel.hadoop.* wins over the file */
+		{"hdfs://nn1.example:8020", fa,
+		 "     seatunnel.hadoop.dfs.http.policy: HTTP_AND_HTTPS\n",
+		 "hdfs://nn1.example:8020/st/ck/", NULL},
+		/* HA from the file: nameservice, namenodes, addresses; the
+		 * final one kept */
+		{"hdfs://prod", fh, "", "swebhdfs://prod/st/ck/",
+		 "a.example:9443,b.example"},
+	};
+	int rc;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		snprintf(y, sizeof(y),
+			 "%s     fs.defaultFS: %s\n     hdfs_site_path: %s\n%s",
+			 st, v[i].fs, v[i].site, v[i].rest);
+		rc = import_fresh("", y, false, &ck, &nn, &e);
+		expect_import(i, rc, &e, ck, nn, v[i].ckpt, v[i].nns);
+	}
+	/* the imap of a hazelcast.yaml alike */
+	snprintf(y, sizeof(y),
+		 "hazelcast:\n map:\n  engine*:\n   map-store:\n"
+		 "    properties:\n     type: hdfs\n     namespace: /st/imap\n"
+		 "     fs.defaultFS: hdfs://nn:8020\n"
+		 "     hdfs_site_path: %s\n",
+		 fa);
+	assert_int_equal(import_fresh("", y, true, &ck, &nn, &e), 0);
+	assert_string_equal(ck, "swebhdfs://nn:50470/st/imap/");
+	free(ck);
+	free(nn);
+	unlink(fa);
+	unlink(fh);
+	free(fa);
+	free(fh);
+}
+
+/* what hdfs_site_path's file may not be: each an error naming it */
+static void test_conf_import_hdfs_site_errors(void **state)
+{
+	static const struct {
+		const char *xml, *msg;
+		int line; /* in the xml; 0: the yaml's (or none) */
+	} v[] = {
+		{"<configuration><property><name>dfs.http.policy</name>\n"
+		 "<value>HTTPS</value></property></configuration>",
+		 "dfs.http.policy 'HTTPS'", 1},
+		{"<configuration>\n<property><name>dfs.http.policy</name>"
+		 "<value>HTTPS_ONLY</value></property>\n"
+		 "<property><name>dfs.namenode.https-address</name>"
+		 "<value>${x}:9871</value></property></configuration>",
+		 "uses ${...}", 3},
+		{"<configuration>\n<property><name>dfs.http.policy</name>"
+		 "<value>HTTPS_ONLY</value></property>\n"
+		 "<property><name>dfs.namenode.https-address</name>"
+		 "<value>web</value></property></configuration>",
+		 "'dfs.namenode.https-address' is not a host:port", 3},
+		{"<configuration xmlns:xi=\"http://www.w3.org/2001/XInclude\">\n"
+		 "<xi:include href=\"other.xml\"/></configuration>",
+		 "xi:include is not supported", 2},
+		{"<configuration>\n<property><value>x</value></property>"
+		 "</configuration>",
+		 "a property without a name", 2},
+		{"<properties/>", "not <configuration>", 1},
+		{"<configuration><property>", "not XML", 0},
+		{"", "empty file", 0},
+	};
+	static const char st[] =
+		"seatunnel:\n engine:\n  checkpoint:\n   storage:\n"
+		"    type: hdfs\n    plugin-config:\n"
+		"     namespace: /st/ck/\n     storage.type: hdfs\n"
+		"     fs.defaultFS: hdfs://nn1.example:8020\n";
+	struct conf_err e = {0};
+	char y[2048], *ck, *nn;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		char *f = tmpfile_with(v[i].xml, 0644);
+		int rc;
+
+		snprintf(y, sizeof(y), "%s     hdfs_site_path: %s\n", st, f);
+		memset(&e, 0, sizeof(e));
+		rc = import_fresh("", y, false, &ck, &nn, &e);
+		if (rc != -EINVAL || !strstr(e.msg, v[i].msg) ||
+		    strcmp(e.file, f) || (v[i].line && e.line != v[i].line))
+			fail_msg("case %zu: rc %d %s:%d %s", i, rc, e.file,
+				 e.line, e.msg);
+		unlink(f);
+		free(f);
+	}
+	/* a missing file, a relative path */
+	snprintf(y, sizeof(y), "%s     hdfs_site_path: /nonexistent/h.xml\n",
+		 st);
+	assert_int_equal(import_fresh("", y, false, &ck, &nn, &e), -ENOENT);
+	assert_string_equal(e.file, "/nonexistent/h.xml");
+	assert_non_null(strstr(e.msg, "hdfs_site_path: cannot open"));
+	snprintf(y, sizeof(y), "%s     hdfs_site_path: conf/h.xml\n", st);
+	assert_int_equal(import_fresh("", y, false, &ck, &nn, &e), -EINVAL);
+	assert_string_equal(e.file, "y");
+	assert_int_equal(e.line, 10);
+	assert_non_null(strstr(e.msg, "not an absolute path"));
+}
+
+/* the parser itself: forms Hadoop accepts, and entities never expanded */
+static void test_hsite_parse(void **state)
+{
+	static const char xml[] =
+		"<?xml version=\"1.0\"?>\n"
+		"<!DOCTYPE configuration [<!ENTITY big \"BIG\">]>\n"
+		"<configuration>\n"
+		"<property name=\"a\" value=\"1\"/>\n"
+		"<property><name>a</name><value>2</value></property>\n"
+		"<property><name>b</name><value><![CDATA[ x&y ]]></value>"
+		"<final>true</final></property>\n"
+		"<property><name>b</name><value>later</value></property>\n"
+		"<property><name>c</name><value>&big;&amp;</value></property>\n"
+		"<property><name>d</name></property>\n"
+		"<configuration><property name=\"e\" value=\"nested\"/>"
+		"</configuration>\n"
+		"</configuration>\n";
+	struct hsite s;
+	char why[128];
+	int line;
+
+	(void)state;
+	assert_int_equal(
+		hsite_parse(xml, strlen(xml), &s, why, sizeof(why), &line), 0);
+	assert_string_equal(hsite_get(&s, "a")->value, "2");
+	assert_int_equal(hsite_get(&s, "a")->line, 5);
+	assert_string_equal(hsite_get(&s, "b")->value, "x&y");
+	assert_true(hsite_get(&s, "b")->final);
+	/* an internal-subset entity stays unexpanded: nothing of it */
+	assert_string_equal(hsite_get(&s, "c")->value, "&");
+	assert_string_equal(hsite_get(&s, "d")->value, "");
+	assert_string_equal(hsite_get(&s, "e")->value, "nested");
+	assert_null(hsite_get(&s, "f"));
+	hsite_release(&s);
+	/* a control character in a value */
+	{
+		static const char ctl[] =
+			"<configuration><property name=\"a\" "
+			"value=\"x&#9;y&#10;\"/>"
+			"<property name=\"b\" value=\"x&#127;\"/>"
+			"</configuration>";
+
+		assert_int_equal(hsite_parse(ctl, strlen(ctl), &s, why,
+					     sizeof(why), &line),
+				 -EINVAL);
+		assert_non_null(strstr(why, "control character"));
+	}
+	hsite_release(&s);
 }
 
 /* README "HDFS", Kerberos: the engine's own keys of its HDFS plugin-config */
@@ -1572,6 +1779,9 @@ int main(void)
 		T(test_conf_import_hdfs_ha),
 		T(test_conf_import_hdfs_https),
 		T(test_conf_import_hdfs_kerberos),
+		T(test_conf_import_hdfs_site),
+		T(test_conf_import_hdfs_site_errors),
+		T(test_hsite_parse),
 		T(test_conf_import_seatunnel_errors),
 		T(test_conf_import_hazelcast),
 		T(test_conf_url_credentials_not_echoed),

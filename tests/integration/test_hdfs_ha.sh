@@ -73,6 +73,28 @@ check "the one that answered is asked first (.stfs/config)" \
 	grep -qx "hdfs_active = http://127.0.0.1:$NN0" "$M/.stfs/config"
 check_eq "the big file reads back whole" "$(md5sum <"$T/big.bin")" "$(md5sum <"$M/jobs/$BIGJOB/other/big.bin")"
 
+# the same HA keys in the hdfs-site.xml an hdfs_site_path names (README
+# "HDFS"), the standby first again
+cat >"$T/hdfs-site.xml" <<EOF
+<configuration>
+  <property><name>dfs.nameservices</name><value>$NSVC</value></property>
+  <property><name>dfs.ha.namenodes.$NSVC</name><value>nn2,nn1</value></property>
+  <property><name>dfs.namenode.http-address.$NSVC.nn1</name><value>127.0.0.1:$NN0</value></property>
+  <property><name>dfs.namenode.http-address.$NSVC.nn2</name><value>127.0.0.1:$NN1</value></property>
+</configuration>
+EOF
+plugin_yaml "$T/seatunnel-site.yaml" "namespace: $HNS/" "storage.type: hdfs" \
+	"fs.defaultFS: hdfs://$NSVC" "hdfs_site_path: $T/hdfs-site.xml"
+if mount_stfs "$T/hasite" -o "seatunnel_yaml=$T/seatunnel-site.yaml,hdfs_user=$HU,state_dir=$T/sd-hasite,$COMMON"; then
+	check "hdfs_site_path's HA keys give the namenodes (.stfs/config)" \
+		grep -qx "namenodes = 127.0.0.1:$NN1,127.0.0.1:$NN0" "$T/hasite/.stfs/config"
+	check_eq "and the tree over them equals file://" "$WANT" "$(tree "$T/hasite")"
+	unmount_stfs "$T/hasite"
+else
+	bad "mount from a seatunnel.yaml whose hdfs_site_path holds the HA keys"
+fi
+STFS_PID=$MPID
+
 # -- switches of the active namenode during listings and reads --------------
 # walkers: find over the whole tree and cat of the big file, in a loop,
 # while the active namenode is switched 7 times, each time with 800 ms

@@ -102,6 +102,22 @@ done <<<"$(sed 's|^\./||' <<<"$L1")"
 check_eq "cat of every checkpoint file ($n) gives the bytes written (307 to https)" 0 "$errs"
 check_du_raw "$M" "$NS" hdfs_files
 
+# yaml_mount NAME YAML WHAT: a mount from the seatunnel.yaml YAML (WHAT
+# says what it holds) talks swebhdfs:// to the https port and lists what
+# file:// lists
+yaml_mount() {
+	local pid=$STFS_PID
+	if mount_stfs "$T/$1" -o "seatunnel_yaml=$2,ca_file=$C/ca.pem,hdfs_user=$HU,state_dir=$T/sd-$1,$COMMON"; then
+		check "$3: its checkpoint is swebhdfs:// on the https port (.stfs/config)" \
+			grep -qF "swebhdfs://127.0.0.1:$HP$HNS/" "$T/$1/.stfs/config"
+		check_eq "$3: it lists the same checkpoint files and sizes as file://" "$L1" "$(listing "$T/$1")"
+		unmount_stfs "$T/$1"
+	else
+		bad "mount from a seatunnel.yaml: $3"
+	fi
+	STFS_PID=$pid
+}
+
 # -- the same from the operator's seatunnel.yaml (README "HDFS", TLS):
 # dfs.http.policy HTTPS_ONLY gives swebhdfs:// on the namenode's
 # https-address, its wildcard host replaced by fs.defaultFS's
@@ -109,14 +125,23 @@ plugin_yaml "$T/seatunnel.yaml" "namespace: $HNS/" "storage.type: hdfs" \
 	"fs.defaultFS: hdfs://127.0.0.1:$(sed -n 's/^rpc=//p' "$H/ready")" \
 	"seatunnel.hadoop.dfs.http.policy: HTTPS_ONLY" \
 	"seatunnel.hadoop.dfs.namenode.https-address: 0.0.0.0:$HP"
-if mount_stfs "$T/my" -o "seatunnel_yaml=$T/seatunnel.yaml,ca_file=$C/ca.pem,hdfs_user=$HU,state_dir=$T/sd-y,$COMMON"; then
-	check "its checkpoint is swebhdfs:// on the https port (.stfs/config)" \
-		grep -qF "swebhdfs://127.0.0.1:$HP$HNS/" "$T/my/.stfs/config"
-	check_eq "and it lists the same checkpoint files and sizes as file://" "$L1" "$(listing "$T/my")"
-	unmount_stfs "$T/my"
-else
-	bad "mount from a seatunnel.yaml with dfs.http.policy HTTPS_ONLY"
-fi
+yaml_mount my "$T/seatunnel.yaml" "seatunnel.hadoop.dfs.http.policy HTTPS_ONLY"
+# -- the same keys in the hdfs-site.xml its hdfs_site_path names (README
+# "HDFS"): read as the engine reads them
+cat >"$T/hdfs-site.xml" <<EOF
+<?xml version="1.0"?>
+<configuration>
+  <property><name>dfs.http.policy</name><value>HTTPS_ONLY</value></property>
+  <property>
+    <name>dfs.namenode.https-address</name>
+    <value>0.0.0.0:$HP</value>
+  </property>
+</configuration>
+EOF
+plugin_yaml "$T/seatunnel-site.yaml" "namespace: $HNS/" "storage.type: hdfs" \
+	"fs.defaultFS: hdfs://127.0.0.1:$(sed -n 's/^rpc=//p' "$H/ready")" \
+	"hdfs_site_path: $T/hdfs-site.xml"
+yaml_mount ms "$T/seatunnel-site.yaml" "HTTPS_ONLY and the https-address in hdfs_site_path's file"
 
 # -- deletion by the rules, checked with GETFILESTATUS over https -------------
 check "release of a FAILED job" bash -c "echo release > '$M/jobs/$REL_ID/restore'"
