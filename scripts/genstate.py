@@ -46,6 +46,10 @@ Which jobs have storage (README "Where the state comes from"):
   Orphans: dirs of job ids the engine does not know; one is fresh (newest
   mtime 2..5 minutes before --now-ms), the others are days old.
 
+--mix STATE=W,...: the engine jobs' states in these shares instead of the
+default spread (which starts with one job of every JobStatus), e.g. the
+bench's RUNNING=70,FAILED=15,SAVEPOINT_DONE=10,FINISHED=5.
+
 Bench mode (--checkpoints C): every engine job and orphan gets a dir with
 exactly C .ser files per pipeline (no leftovers, retention/cleanup not modelled;
 .sertmp extras still added), e.g. --jobs 2000 --pipelines 2 --checkpoints 5.
@@ -319,6 +323,21 @@ class Gen:
             out.append(self.rng.choices(names, weights)[0])
         return out
 
+    def pick_mix(self, n):
+        """--mix: the job states in the given shares (largest remainders
+        get the jobs rounding leaves), shuffled; every state of the mix
+        that gets a share of at least one job appears."""
+        mix = self.a.mix
+        tot = sum(w for _, w in mix)
+        want = [(s, n * w / tot) for s, w in mix]
+        cnt = {s: int(x) for s, x in want}
+        rest = n - sum(cnt.values())
+        for s, x in sorted(want, key=lambda t: int(t[1]) - t[1])[:rest]:
+            cnt[s] += 1
+        out = [s for s, _ in mix for _ in range(cnt[s])]
+        self.rng2.shuffle(out)
+        return out
+
     def make_job(self, state, jid=None, name=None):
         jid = jid or self.new_id()
         npipe = self.a.pipelines or self.rng.choice((1, 1, 1, 2, 3))
@@ -504,7 +523,7 @@ class Gen:
     def run(self):
         a = self.a
         os.makedirs(self.ck, exist_ok=True)
-        states = self.pick_states(a.jobs)
+        states = self.pick_mix(a.jobs) if a.mix else self.pick_states(a.jobs)
         fc_seen = {"FINISHED": 0, "CANCELED": 0}
         fc_total = {s: states.count(s) for s in fc_seen}
         running_seen = 0
@@ -829,6 +848,25 @@ class Gen:
         return m
 
 
+def parse_mix(text):
+    """--mix STATE=WEIGHT,...: [(state, weight)], weights > 0."""
+    out = []
+    for part in text.split(","):
+        st, sep, w = part.partition("=")
+        if not sep or st not in ALL_STATES:
+            raise argparse.ArgumentTypeError(
+                "%r: want STATE=WEIGHT with STATE one of %s"
+                % (part, ", ".join(ALL_STATES)))
+        try:
+            wv = float(w)
+        except ValueError:
+            wv = -1
+        if wv <= 0:
+            raise argparse.ArgumentTypeError("%r: the weight must be > 0" % part)
+        out.append((st, wv))
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(
         description="Generate a deterministic sample SeaTunnel cluster state "
@@ -871,6 +909,10 @@ def main(argv=None):
     ap.add_argument("--info-out", default=None,
                     help="write what every .ser holds, as its checkpoints/<cid>/info "
                          "shows it, to this JSON-lines file (for tests)")
+    ap.add_argument("--mix", default=None, type=parse_mix,
+                    help="job states in these shares instead of the default "
+                         "spread, e.g. RUNNING=70,FAILED=15,SAVEPOINT_DONE=10,"
+                         "FINISHED=5 (bench: most data in running jobs)")
     a = ap.parse_args(argv)
     if a.now_ms is None:
         a.now_ms = int(time.time() * 1000)
