@@ -15,6 +15,7 @@ nobj, ndirs, nbytes, runs, bigsize = sys.argv[3:8]
 TOOLS = ["raw", "stfs", "s3fs", "rclone"]
 OPS = [
     ("du_cold", "du -s (cold, fresh mount)"),
+    ("du_cold_up", "du -s cold, engine up (mix)"),
     ("du_cold_known", "du -s cold, types remembered"),
     ("du_cold_pipes", "du -s jobs/*/pipelines cold"),
     ("du_warm", "du -s (warm)"),
@@ -23,7 +24,7 @@ OPS = [
     ("read_all", "cat every object | wc -c"),
     ("big", "cat one 256 MiB object"),
 ]
-META = {"du_cold", "du_cold_known", "du_cold_pipes", "du_warm", "ls_lR",
+META = {"du_cold", "du_cold_up", "du_cold_known", "du_cold_pipes", "du_warm", "ls_lR",
         "find"}
 
 times = defaultdict(list)
@@ -44,6 +45,8 @@ def med(op, tool):
     v = times.get((op, tool))
     if not v and tool == "raw" and op in META:
         v = times.get(("du_cold", "raw"))  # one paged listing
+    if not v and op == "du_cold_up" and tool in ("s3fs", "rclone"):
+        v = times.get(("du_cold", tool))  # no engine: the same walk
     return statistics.median(v) if v else None
 
 
@@ -77,6 +80,9 @@ print("     read all = one curl process, GETs in turn on one keep-alive "
       f"{fmt(med('read_all_par8', 'raw'))} s; 256 MiB = one curl GET.")
 print("stfs walks MNT/jobs (with its pseudo-files); s3fs and rclone walk "
       "BUCKET/seatunnel/checkpoint;")
+print("  stfs's rows have the engine down, except 'engine up (mix)': the "
+      "simulator on the namespace's scenario")
+print("  (s3fs and rclone: their cold du -s, which no engine changes).")
 print("  'du -s jobs/*/pipelines cold' is stfs only (a diagnostic: no "
       "per-job pseudo-files).")
 bigraw = med("big", "raw")
@@ -109,6 +115,22 @@ def counters(fname):
     return {k: statistics.median(v) for k, v in acc.items()}
 
 
+gets = defaultdict(list)
+try:
+    with open(f"{d}/gets.tsv") as f:
+        for line in f:
+            s, _run, tool, n = line.rstrip("\n").split("\t")
+            if s == size and n.isdigit():
+                gets[tool].append(int(n))
+except FileNotFoundError:
+    pass
+if gets:
+    print("requests on object keys (GET, HEAD; s3rver's log) per cold du -s, "
+          "median: " + ", ".join(
+              f"{t} {statistics.median(gets[t]):.0f}"
+              for t in ("stfs", "stfs-up", "s3fs", "rclone") if gets[t]) +
+          " (stfs-up: engine up)")
+
 c = counters("counters.tsv")
 if c:
     print("stfs requests for the cold du -s (MNT/.stfs/stats after it, "
@@ -120,6 +142,12 @@ if c2:
     print("  ... and after du warm + ls -lR + find: " + ", ".join(
         f"{k.replace('stfs_', '').replace('_total', '')}={v:.0f}"
         for k, v in sorted(c2.items()) if "request" in k))
+
+c5 = counters("counters-up.tsv")
+if c5:
+    print("  ... for the cold du -s with the engine up: " + ", ".join(
+        f"{k.replace('stfs_', '').replace('_total', '')}={v:.0f}"
+        for k, v in sorted(c5.items()) if "request" in k))
 
 c4 = counters("counters-pipes.tsv")
 if c4:
@@ -148,6 +176,10 @@ st, s3, rc, raw = (med("du_cold", t) for t in ("stfs", "s3fs", "rclone",
 target("cold du -s >= 10x faster than s3fs",
        None if not (st and s3) else s3 / st >= 10,
        f"s3fs/stfs = {ratio(s3, st)}")
+su = med("du_cold_up", "stfs")
+target("cold du -s, engine up (mix), >= 5x faster than s3fs",
+       None if not (su and s3) else s3 / su >= 5,
+       f"s3fs/stfs = {ratio(s3, su)}")
 target("cold du -s >= 5x faster than rclone",
        None if not (st and rc) else rc / st >= 5,
        f"rclone/stfs = {ratio(rc, st)}")
@@ -155,7 +187,7 @@ target("cold du -s within 2x of a raw paged listing",
        None if not (st and raw) else st / raw <= 2,
        f"stfs/raw = {ratio(st, raw)}")
 sb = med("big", "stfs")
-target("256 MiB read >= 0.8x raw curl GET speed",
-       None if not (sb and bigraw) else bigraw / sb >= 0.8,
+target("256 MiB read >= 0.9x raw curl GET speed",
+       None if not (sb and bigraw) else bigraw / sb >= 0.9,
        f"speed stfs/raw = {ratio(bigraw, sb)}" if sb and bigraw else
        "not measured")

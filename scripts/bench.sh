@@ -9,6 +9,8 @@
 #                       run of the 20000; s3rver itself slows down)
 #   BENCH_BIG_RUNS=1    repetitions for sizes above 2000
 #   BENCH_NO_BIGOBJ=1   skip the 256 MiB object
+#   BENCH_MIX=...       job states of the namespace (genstate --mix; default
+#                       RUNNING=70,FAILED=15,SAVEPOINT_DONE=10,FINISHED=5)
 #   BENCH_NO_LOCAL=1    skip the local section (scripts/bench-local.sh)
 #   BENCH_NO_HDFS=1     skip the WebHDFS section (scripts/bench-hdfs.sh)
 #   STFS_BIN            binary under test (default build/stfs)
@@ -16,12 +18,17 @@
 # Every run of a tool starts from a fresh mount (so the first `du -s` is
 # cold), then: du -s (cold), du -s (warm), ls -lR | wc -l, find -type f |
 # wc -l, cat of every checkpoint object, cat of one 256 MiB object; then it
-# unmounts.  stfs walks MNT/jobs (its pseudo-files included, as a user
-# would); s3fs and rclone walk BUCKET/seatunnel/checkpoint.  The raw column
-# is curl: one paged ListObjectsV2 (max-keys=1000) for the metadata rows,
-# one curl process GETting every object in turn over one keep-alive
-# connection for "read all" (the parallel-8 figure is printed below the
-# table), one GET for the 256 MiB object.
+# unmounts.  stfs runs with the engine down (a dead port) for those; then,
+# per run, fresh mounts of stfs with the engine simulator (scripts/stsim.py
+# on the namespace's scenario) up: a cold `du -s` (engine up, BENCH_MIX), and
+# the diagnostics below.  The requests on object keys (GET, HEAD) of each
+# cold `du -s` are counted in s3rver's log.  stfs walks MNT/jobs (its
+# pseudo-files included, as a user would); s3fs and rclone walk
+# BUCKET/seatunnel/checkpoint.  The raw column is curl: one paged
+# ListObjectsV2 (max-keys=1000) for the metadata rows, one curl process
+# GETting every object in turn over one keep-alive connection for "read
+# all" (the parallel-8 figure is printed below the table), one GET for the
+# 256 MiB object.
 set -u
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -47,6 +54,8 @@ T=$(mktemp -d /tmp/stfs-bench.XXXXXX)
 MOUNTS=()   # mountpoints currently mounted by us
 MPIDS=()    # pids of their daemons (same index)
 S3DIR=""
+SIMPID=""
+MIX=${BENCH_MIX:-RUNNING=70,FAILED=15,SAVEPOINT_DONE=10,FINISHED=5}
 
 freeport() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
@@ -78,6 +87,7 @@ umount_all() {
 
 cleanup() {
 	umount_all
+	[ -n "$SIMPID" ] && kill "$SIMPID" 2>/dev/null
 	[ -n "$S3DIR" ] && "$ROOT/scripts/s3rver.sh" stop "$S3DIR"
 	rm -rf "$T"
 }
@@ -104,7 +114,7 @@ SIG=(--aws-sigv4 aws:amz:us-east-1:s3 --user S3RVER:S3RVER
 mount_stfs() {
 	local mnt=$1 pid
 	mkdir -p "$mnt" "$mnt.big"
-	"$STFS" -f -o "checkpoint=s3://$BUCKET/$PREFIX/,endpoint=$ENDPOINT,region=us-east-1,path_style,engine=http://127.0.0.1:$DEADPORT,timeout=5000,state_dir=$T/sd-${STFS_SD:-$run}" \
+	"$STFS" -f -o "checkpoint=s3://$BUCKET/$PREFIX/,endpoint=$ENDPOINT,region=us-east-1,path_style,engine=${STFS_ENGINE:-http://127.0.0.1:$DEADPORT},timeout=5000,state_dir=$T/sd-${STFS_SD:-$run}" \
 		"$mnt" >>"$T/stfs.log" 2>&1 &
 	pid=$!
 	wait_mounted "$mnt" $pid || return 1
@@ -193,6 +203,14 @@ raw_get_seq() { curl -sS "${SIG[@]}" -K "$T/get.cfg" | wc -c; }
 raw_get_par() { curl -sS --no-progress-meter "${SIG[@]}" --parallel --parallel-max 8 -K "$T/get.cfg" | wc -c; }
 raw_big() { curl -sS "${SIG[@]}" -o /dev/null -w '%{size_download}\n' "$ENDPOINT/$BUCKET/$BIGKEY"; }
 
+# requests on object keys (GET, HEAD) s3rver logged since line $1 of its
+# log ("<key> 20x <ms> <size>")
+s3_gets() {
+	tail -n +"$(($1 + 1))" "$S3DIR/s3rver.log" | sed 's/\x1b\[[0-9;]*m//g' |
+		grep -cE "^info: /?$PREFIX/[^ ]+ 20[06] "
+}
+s3_log_lines() { wc -l <"$S3DIR/s3rver.log"; }
+
 stfs_counters() {
 	grep -E '^stfs_(backend_(list|read|stat)_requests|backend_read_bytes|http_requests|http_retries|http_errors|fuse_getattr|fuse_readdir|fuse_lookup)[a-z_]*_total ' \
 		"$1/.stfs/stats" 2>/dev/null | tr '\n' ';'
@@ -215,7 +233,7 @@ setup_size() {
 	for pass in 1 2; do
 		rm -rf "$T/state"
 		python3 "$ROOT/scripts/genstate.py" --out "$T/state" --jobs $jobs \
-			--pipelines 2 --checkpoints 25 --seed 5 \
+			--pipelines 2 --checkpoints 25 --seed 5 --mix "$MIX" \
 			--now-ms 1700000000000 >"$T/gen.log" 2>&1 || {
 			cat "$T/gen.log"
 			return 1
@@ -251,6 +269,22 @@ setup_size() {
 		rm -f "$T/big.bin"
 		echo "bench: uploaded one 256 MiB object $BIGKEY"
 	fi
+	# the engine of the namespace, for the engine-up rows
+	rm -f "$T/sim.port"
+	python3 "$ROOT/scripts/stsim.py" --scenario "$T/state/scenario.json" \
+		--host 127.0.0.1 --port 0 --port-file "$T/sim.port" >"$T/sim.log" 2>&1 &
+	SIMPID=$!
+	for ((i = 0; i < 100; i++)); do
+		[ -s "$T/sim.port" ] && break
+		sleep 0.05
+	done
+	[ -s "$T/sim.port" ] || {
+		echo "bench: the engine simulator did not start" >&2
+		cat "$T/sim.log" >&2
+		return 1
+	}
+	SIMURL=http://127.0.0.1:$(cat "$T/sim.port")
+	echo "bench: job states $(python3 -c 'import collections,json,sys; c=collections.Counter(j["jobStatus"] for j in json.load(open(sys.argv[1]))["jobs"]); print(", ".join(f"{k} {v}" for k, v in c.most_common()))' "$T/state/scenario.json") (+ orphans), engine simulator at $SIMURL"
 	echo 'S3RVER:S3RVER' >"$T/s3fs.passwd"
 	chmod 600 "$T/s3fs.passwd"
 	cat >"$T/rclone.conf" <<EOF
@@ -278,6 +312,17 @@ bench_size() {
 		timed $n read_all raw $run raw_get_seq
 		timed $n read_all_par8 raw $run raw_get_par
 		[ "${BENCH_NO_BIGOBJ:-0}" = 1 ] || timed $n big raw $run raw_big
+		# the engine up (the simulator on the namespace's scenario): a
+		# fresh mount and state_dir, a cold du -s (before the other tools,
+		# as the engine-down one)
+		if STFS_ENGINE=$SIMURL STFS_SD=up-$run mount_stfs "$T/mnt-stfs"; then
+			l0=$(s3_log_lines)
+			timed $n du_cold_up stfs $run op_du "$WALK"
+			printf '%s\t%s\t%s\t%s\n' "$n" "$run" stfs-up "$(s3_gets "$l0")" >>"$T/gets.tsv"
+			printf '%s\t%s\t%s\n' "$n" "$run" \
+				"$(stfs_counters "$T/mnt-stfs")" >>"$T/counters-up.tsv"
+			umount_all
+		fi
 		for tool in stfs s3fs rclone; do
 			"mount_$tool" "$T/mnt-$tool" || {
 				echo "bench: $tool mount failed (see $tool logs)" >&2
@@ -285,7 +330,9 @@ bench_size() {
 				umount_all
 				continue
 			}
+			l0=$(s3_log_lines)
 			timed $n du_cold $tool $run op_du "$WALK"
+			printf '%s\t%s\t%s\t%s\n' "$n" "$run" "$tool" "$(s3_gets "$l0")" >>"$T/gets.tsv"
 			[ $tool = stfs ] && printf '%s\t%s\t%s\n' "$n" "$run" \
 				"$(stfs_counters "$T/mnt-stfs")" >>"$T/counters.tsv"
 			timed $n du_warm $tool $run op_du "$WALK"
@@ -318,6 +365,9 @@ bench_size() {
 	done
 	"$ROOT/scripts/s3rver.sh" stop "$S3DIR"
 	S3DIR=""
+	kill "$SIMPID" 2>/dev/null
+	wait "$SIMPID" 2>/dev/null
+	SIMPID=""
 	python3 "$ROOT/scripts/bench-report.py" "$T" "$n" "$NOBJ" "$NDIRS" \
 		"$NBYTES" "$RUNS" "$BIGSIZE"
 }
