@@ -454,6 +454,74 @@ run_variant() { # run_variant NAME [--verify]
 run_variant plain
 run_variant verify --verify
 
+# ---------------------------------------------------------------------------
+# first contact with the engine up (README "Performance"): a cold du -s of
+# a fresh mount reads each checkpoint object at most once, whatever the job
+# state.  A mix of running, failed and savepoint-done jobs (and orphans),
+# each holding more objects than the read-ahead cache keeps windows (64),
+# so that a header read and the summary `info` needs cannot share one.
+first_contact() {
+	local FC=$T/fc M=$T/s3-fc SD=$T/srv-fc SP fcport gets nser dup l0
+	python3 "$ROOT/scripts/genstate.py" --out "$FC" --jobs 6 --pipelines 2 \
+		--checkpoints 40 --seed 7 --now-ms 1700000000000 \
+		--mix RUNNING=50,FAILED=25,SAVEPOINT_DONE=25 >"$T/gen-fc.log" 2>&1 || {
+		bad "[first contact] genstate --mix"
+		cat "$T/gen-fc.log"
+		return
+	}
+	local NS=$FC/checkpoint # upload_ns reads it
+	nser=$(find "$NS" -type f -name '*.ser' | wc -l)
+	start_sim "$FC/scenario.json" fc
+	fcport=$SIM_PORT_fc
+	SP=$(free_port)
+	"$ROOT/scripts/s3rver.sh" start "$SD" "$SP" >/dev/null || {
+		bad "[first contact] s3rver starts"
+		return
+	}
+	PIDS+=("$(cat "$SD/s3rver.pid")")
+	check_eq "[first contact] uploaded $nser .ser objects (all 200)" 200 "$(upload_ns "$SP")"
+	local C="engine=http://127.0.0.1:$fcport,timeout=$TMO,orphan_grace=10m"
+	mount_stfs "$T/mloc-fc" -o "checkpoint=file://$NS/,state_dir=$T/sd-fcl,$C" || {
+		bad "[first contact] file:// mount"
+		return
+	}
+	local LPID=$STFS_PID
+	mount_stfs "$M" -o "checkpoint=s3://ckpt/$PREFIX/,endpoint=http://127.0.0.1:$SP,region=us-east-1,path_style,state_dir=$T/sd-fc,$C" || {
+		bad "[first contact] s3:// mount"
+		return
+	}
+	l0=$(wc -l <"$SD/s3rver.log")
+	du -s "$M/jobs" >/dev/null 2>"$T/du-fc.err"
+	check "[first contact] cold du -s exits cleanly" test ! -s "$T/du-fc.err"
+	# the object GETs of the walk ("<key> 206 <ms> <size>" lines)
+	tail -n +"$((l0 + 1))" "$SD/s3rver.log" | sed 's/\x1b\[[0-9;]*m//g' |
+		grep -oE "^info: /?$PREFIX/[^ ]+ 20[06] " | awk '{ print $2 }' >"$T/fc-gets"
+	gets=$(wc -l <"$T/fc-gets")
+	dup=$(sort "$T/fc-gets" | uniq -d | wc -l)
+	check "[first contact] the cold du -s reads at most one GET per .ser ($gets GETs, $nser .ser)" \
+		test "$gets" -le "$nser" -a "$gets" -gt 0
+	check_eq "[first contact] no object is read twice" 0 "$dup"
+	# every entry, and what is decoded from the objects: each `info` and
+	# pipeline `status` (but its job state: S3 dates an object by its
+	# upload, so the orphans are young there)
+	local d
+	for d in "$T/mloc-fc" "$M"; do
+		(cd "$d/jobs" && find . -printf '%p %y\n' | sort &&
+			find . -regextype egrep -regex '.*/(info|pipelines/[0-9]+/status)' |
+			sort | xargs grep -H . | grep -v ':state ') >"$d.fc"
+	done
+	check "[first contact] the mount shows what file:// shows ($(wc -l <"$M.fc") lines: entries, savepoint links, info and pipeline status)" \
+		cmp -s "$T/mloc-fc.fc" "$M.fc"
+	diff "$T/mloc-fc.fc" "$M.fc" | head -5
+	check "[first contact] SAVEPOINT_DONE jobs show savepoint links" \
+		test -n "$(find "$M/jobs"/*/savepoints -type l | head -1)"
+	unmount_stfs "$M"
+	STFS_PID=$LPID
+	unmount_stfs "$T/mloc-fc"
+	"$ROOT/scripts/s3rver.sh" stop "$SD"
+}
+first_contact
+
 # a ca_file that is missing or holds no PEM certificate fails the mount at
 # once, naming the file (it used to mount, then every call failed); no
 # request is needed to tell
