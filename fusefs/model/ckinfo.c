@@ -814,6 +814,8 @@ struct prefetch {
 	struct ckinfo_table *t;
 	const struct ckinfo_src *src;
 	const struct cat_obj **objs;
+	bool *sum; /* per object: ckinfo_summary, else ckinfo_type; NULL: all
+		    * as `summary` says */
 	size_t n;
 	size_t next;  /* atomic */
 	bool summary; /* ckinfo_summary, else ckinfo_type */
@@ -826,7 +828,7 @@ static void *prefetch_worker(void *arg)
 	size_t i;
 
 	while ((i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED)) < p->n) {
-		if (p->summary) {
+		if (p->sum ? p->sum[i] : p->summary) {
 			if (ckinfo_summary(p->t, p->src, p->objs[i], &s) == 0)
 				pstuff_summary_free(&s);
 		} else
@@ -872,6 +874,24 @@ void ckinfo_prefetch_pipe(struct ckinfo_table *t, const struct ckinfo_src *src,
 	free(p.objs);
 }
 
+/*
+ * Whether the type of `o` is better learned from its full summary: on a
+ * remote store, the object a checkpoint's `info` describes, when it fits
+ * in one summary window.  The GET that reads its header reads all of it
+ * then (a read-ahead window is larger), and the summary gives the type,
+ * so the walk that stats `info` and the pipeline `status` next reads it
+ * no second time, whatever the read-ahead cache kept meanwhile.  Larger
+ * objects get the header read alone (their summary may take more reads).
+ */
+static bool type_by_summary(struct ckinfo_table *t,
+			    const struct ckinfo_src *src,
+			    const struct cat_ckpt *c, const struct cat_obj *o)
+{
+	return (src->be->ops->caps & BE_CAP_REMOTE) && o->size <= CK_WINDOW &&
+	       ckinfo_ckpt_object(c) == o &&
+	       sum_lookup(t, o, pcache_hash(o->key) % CK_BUCKETS, NULL) == 0;
+}
+
 void ckinfo_prefetch_job(struct ckinfo_table *t, const struct ckinfo_src *src,
 			 const struct cat_job *cj)
 {
@@ -882,8 +902,12 @@ void ckinfo_prefetch_job(struct ckinfo_table *t, const struct ckinfo_src *src,
 		for (size_t j = 0; j < cj->pipes[i].n_ckpts; j++)
 			cap += cj->pipes[i].ckpts[j].n_objs;
 	p.objs = calloc(cap + 1, sizeof(*p.objs));
-	if (!p.objs)
+	p.sum = calloc(cap + 1, sizeof(*p.sum));
+	if (!p.objs || !p.sum) {
+		free(p.objs);
+		free(p.sum);
 		return;
+	}
 	for (size_t i = 0; i < cj->n_pipes; i++)
 		for (size_t j = 0; j < cj->pipes[i].n_ckpts; j++) {
 			const struct cat_ckpt *c = &cj->pipes[i].ckpts[j];
@@ -892,12 +916,18 @@ void ckinfo_prefetch_job(struct ckinfo_table *t, const struct ckinfo_src *src,
 				const struct cat_obj *o = c->objs[k];
 				size_t b = pcache_hash(o->key) % CK_BUCKETS;
 
-				if (o->kind == CAT_REAL && !o->rn.tmp &&
-				    !o->rn.crc && !o->restore_point &&
-				    ck_lookup(t, o, b) < 0)
+				if (o->kind != CAT_REAL || o->rn.tmp ||
+				    o->rn.crc || ck_lookup(t, o, b) >= 0)
+					continue;
+				/* a restore point is protected whatever its
+				 * type (the deletion path asks none); a small
+				 * one is summarised all the same, for `info` */
+				p.sum[p.n] = type_by_summary(t, src, c, o);
+				if (!o->restore_point || p.sum[p.n])
 					p.objs[p.n++] = o;
 			}
 		}
 	prefetch_run(&p);
 	free(p.objs);
+	free(p.sum);
 }

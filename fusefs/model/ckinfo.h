@@ -57,7 +57,10 @@ int ckinfo_type(struct ckinfo_table *t, const struct ckinfo_src *src,
 /**
  * Decode, in parallel (a few threads), the types of every real-layout
  * object of job `cj` not yet known, so that the ckinfo_type() calls that
- * follow are cache hits.  Best effort; blocks until done.
+ * follow are cache hits.  On a remote store, the object of a checkpoint's
+ * `info` that fits in one window is summarised instead (ckinfo_summary:
+ * the same one GET, and the type with it), so that a walk reads it once.
+ * Best effort; blocks until done.
  */
 void ckinfo_prefetch_job(struct ckinfo_table *t, const struct ckinfo_src *src,
 			 const struct cat_job *cj);
