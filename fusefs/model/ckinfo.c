@@ -808,7 +808,11 @@ int ckinfo_summary(struct ckinfo_table *t, const struct ckinfo_src *from,
 	return rc;
 }
 
-#define CK_THREADS 8
+/* reads in flight against a remote store, per prefetch (README
+ * "Performance") */
+#ifndef CK_THREADS
+#define CK_THREADS 16
+#endif
 
 struct prefetch {
 	struct ckinfo_table *t;
@@ -837,20 +841,48 @@ static void *prefetch_worker(void *arg)
 	return NULL;
 }
 
-/* Work through p->objs with a few threads against a remote store. */
+/* Work through p->objs with a few threads against a remote store: one
+ * read in flight per object, at most CK_THREADS (a thread costs far less
+ * than the round trip it overlaps). */
 static void prefetch_run(struct prefetch *p)
 {
 	pthread_t t[CK_THREADS];
 	size_t nt = 0;
 
 	/* threads pay off against a remote store only */
-	if (p->n > 4 && (p->src->be->ops->caps & BE_CAP_REMOTE))
-		for (; nt < CK_THREADS && nt < p->n / 2; nt++)
+	if (p->n > 1 && (p->src->be->ops->caps & BE_CAP_REMOTE))
+		for (; nt + 1 < CK_THREADS && nt + 1 < p->n; nt++)
 			if (pthread_create(&t[nt], NULL, prefetch_worker, p))
 				break;
 	prefetch_worker(p); /* this thread helps, and finishes the rest */
 	for (size_t i = 0; i < nt; i++)
 		pthread_join(t[i], NULL);
+}
+
+void ckinfo_prefetch_info(struct ckinfo_table *t, const struct ckinfo_src *src,
+			  const struct cat_job *cj)
+{
+	struct prefetch p = {.t = t, .src = src, .summary = true};
+	size_t cap = 0;
+
+	if (!cj || !(src->be->ops->caps & BE_CAP_REMOTE))
+		return;
+	for (size_t i = 0; i < cj->n_pipes; i++)
+		cap += cj->pipes[i].n_ckpts;
+	if (!cap || !(p.objs = calloc(cap, sizeof(*p.objs))))
+		return;
+	for (size_t i = 0; i < cj->n_pipes; i++)
+		for (size_t j = 0; j < cj->pipes[i].n_ckpts; j++) {
+			const struct cat_obj *o =
+				ckinfo_ckpt_object(&cj->pipes[i].ckpts[j]);
+
+			if (o &&
+			    sum_lookup(t, o, pcache_hash(o->key) % CK_BUCKETS,
+				       NULL) == 0)
+				p.objs[p.n++] = o;
+		}
+	prefetch_run(&p);
+	free(p.objs);
 }
 
 void ckinfo_prefetch_pipe(struct ckinfo_table *t, const struct ckinfo_src *src,

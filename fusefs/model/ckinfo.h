@@ -94,4 +94,13 @@ int ckinfo_summary(struct ckinfo_table *t, const struct ckinfo_src *src,
 void ckinfo_prefetch_pipe(struct ckinfo_table *t, const struct ckinfo_src *src,
 			  const struct cat_pipe *cp);
 
+/**
+ * The same for every pipeline of job `cj` at once, so that the reads of a
+ * job are in flight together, not one pipeline after the other (a walk
+ * stats every pipeline's `status`).  Remote stores only; blocks until
+ * done.
+ */
+void ckinfo_prefetch_info(struct ckinfo_table *t, const struct ckinfo_src *src,
+			  const struct cat_job *cj);
+
 #endif

@@ -930,6 +930,9 @@ int tree_render(struct view *v, const struct node *n, struct buf *out,
 		return render_restore(v, jv, out);
 	case PF_PIPE_STATUS:
 		*mtime_s = pipe_mtime_s(n);
+		/* a remote store: the summaries of every pipeline of the job in
+		 * one go (a walk stats each pipeline's status in turn) */
+		ckinfo_prefetch_info(v->fs->ck, STFS_CK_SRC(v->fs), jv->cj);
 		return render_pipe_status(v, jv, n->pipe_id, n->pipe, out);
 	case PF_CLUSTER_OVERVIEW:
 	case PF_CLUSTER_MEMBERS:
