@@ -686,8 +686,14 @@ int http_perform(const struct http_req *req, struct http_resp *resp)
 	if (!conn)
 		conn = timeout < HTTP_CONNECT_DFLT ? timeout
 						   : HTTP_CONNECT_DFLT;
-	buf_release(&resp->body);
-	buf_init(&resp->body, max_body);
+	if (resp->body.data && !resp->body.len) {
+		/* a buffer the caller gave for the body (s3's read-ahead) */
+		buf_reset(&resp->body);
+		resp->body.max = max_body;
+	} else {
+		buf_release(&resp->body);
+		buf_init(&resp->body, max_body);
+	}
 	resp->status = 0;
 	resp->attempts = 0;
 	resp->error[0] = '\0';

@@ -19,7 +19,10 @@
  * window being fetched waits for it (at most the deadline plus a margin)
  * and shares its result, error included.  At most readahead_max_mb (64 MiB)
  * over every backend of the process and 64 windows per backend,
- * least recently used evicted, windows trusted for storage_ttl_ms; a read
+ * least recently used evicted, and the windows of a sequential stream
+ * before the one behind its reader dropped as it moves on (their buffers,
+ * at most two, refilled by the windows ahead rather than fresh pages
+ * faulted in), windows trusted for storage_ttl_ms; a read
  * that hit the deadline fails again at once for a second (the kernel
  * re-reads a failed page by itself).  Any request that found the store
  * unreachable (listing, HEAD, GET, DELETE that hit the deadline, or whose
@@ -105,8 +108,15 @@ static void ra_charge(size_t *mine, size_t add, size_t sub)
 #define RA_DEPTH 2
 #endif
 #define RA_WAIT_MARGIN_MS 500
-#define S3_MAX_HDRS	  8
-#define S3_CRED_FILE_MAX  ((size_t)64 << 10) /* bytes of credentials_file */
+/* Buffers of windows no longer needed, kept for the next fetch: a fresh
+ * one of that size is an mmap whose every page faults in (zeroed) as curl
+ * fills it, and its munmap; a sequential read reuses them instead (README
+ * "Performance").  At most RA_SPARES, within the read-ahead budget;
+ * smaller ones come from malloc's heap anyway. */
+#define RA_SPARES	 2
+#define RA_SPARE_MIN	 ((size_t)256 << 10)
+#define S3_MAX_HDRS	 8
+#define S3_CRED_FILE_MAX ((size_t)64 << 10) /* bytes of credentials_file */
 
 enum ra_state {
 	RA_QUEUED,   /* a prefetch nobody started yet */
@@ -125,6 +135,7 @@ struct ra_chunk {
 	off_t off;   /* first byte */
 	size_t want; /* bytes asked for */
 	char *data;  /* RA_READY: len bytes (malloc'd, may be NULL if 0) */
+	size_t cap;  /* bytes allocated at data (for reuse) */
 	size_t len;  /* < want only when eof */
 	bool eof;    /* RA_READY: the object ends at off + len */
 	bool seq;    /* part of a sequential stream: reading it prefetches */
@@ -160,6 +171,11 @@ struct s3_priv {
 	unsigned n_workers;
 	pid_t workers_pid; /* the process that started them */
 	bool ra_stop;
+	struct {
+		char *p;
+		size_t cap;
+	} spare[RA_SPARES]; /* RA_SPARE_MIN: buffers to fill again */
+	size_t n_spare, spare_bytes;
 	/* the last read that hit the deadline */
 	char *to_key;
 	off_t to_off;
@@ -455,6 +471,9 @@ static void s3_destroy(struct backend *be)
 	}
 	sp->chunks = NULL;
 	ra_charge(&sp->ra_bytes, 0, sp->ra_bytes);
+	while (sp->n_spare)
+		free(sp->spare[--sp->n_spare].p);
+	ra_charge(&sp->spare_bytes, 0, sp->spare_bytes);
 	sp->ra_n = 0;
 	free(sp->to_key);
 	sp->to_key = NULL;
@@ -939,8 +958,11 @@ static void timeout_memo_set(struct s3_priv *sp, const char *key, off_t off,
  * GET bytes [off, off + want) of `key`.  0 with *data (malloc'd, may be
  * NULL when *len is 0), *len and *eof; -errno.
  */
+/* `seed`: a buffer of `seed_cap` > want bytes for the body (consumed,
+ * NULL: one is allocated); *cap: what is allocated at *data */
 static int s3_get_range(struct backend *be, const char *key, off_t off,
-			size_t want, char **data, size_t *len, bool *eof)
+			size_t want, char *seed, size_t seed_cap, char **data,
+			size_t *cap, size_t *len, bool *eof)
 {
 	struct s3_priv *sp = be->priv;
 	char range[80];
@@ -950,14 +972,25 @@ static int s3_get_range(struct backend *be, const char *key, off_t off,
 	int rc;
 
 	*data = NULL;
+	*cap = 0;
 	*len = 0;
 	*eof = false;
 	snprintf(range, sizeof(range), "Range: bytes=%lld-%lld", (long long)off,
 		 (long long)off + (long long)want - 1);
 	rc = object_url(sp, key, &url);
-	if (rc < 0)
+	if (rc < 0) {
+		free(seed);
 		return rc;
+	}
 	http_resp_init(&resp);
+	/* the body lands in one buffer of its size, not one grown by
+	 * doubling (http_perform fills a buffer it is given) */
+	if (!seed && want >= RA_SPARE_MIN && (seed = malloc(want + 1)))
+		seed_cap = want + 1;
+	if (seed) {
+		resp.body.data = seed;
+		resp.body.cap = seed_cap;
+	}
 	rc = s3_do(sp, "GET", url.data, extra, NULL, 0,
 		   want > RA_MAX ? want : RA_MAX, &resp);
 	rc = s3_result(be, "read", key, rc, &resp);
@@ -967,6 +1000,9 @@ static int s3_get_range(struct backend *be, const char *key, off_t off,
 	} else if (rc == 0 && resp.status == 206) {
 		*len = resp.body.len > want ? want : resp.body.len;
 		*eof = *len < want;
+		/* buf_detach gives back a slack of more than 64 bytes */
+		*cap = resp.body.cap - resp.body.len > 64 ? resp.body.len + 1
+							  : resp.body.cap;
 		*data = buf_detach(&resp.body, NULL);
 	} else if (rc == 0) {
 		/* the whole object: the server ignored Range */
@@ -977,6 +1013,7 @@ static int s3_get_range(struct backend *be, const char *key, off_t off,
 			if (*len > want)
 				*len = want;
 			*data = malloc(*len ? *len : 1);
+			*cap = *len ? *len : 1;
 			if (!*data)
 				rc = -ENOMEM;
 			else
@@ -987,6 +1024,41 @@ static int s3_get_range(struct backend *be, const char *key, off_t off,
 	http_resp_release(&resp);
 	buf_release(&url);
 	return rc;
+}
+
+/*
+ * With ra_lock held: keep buffer `p` of `cap` bytes for a next fetch, or
+ * free it.  A full set gives way to a larger buffer (a stream's windows
+ * grow); a spare counts against the budget (ra_make_room evicts windows
+ * for it) and is kept while the budget is not already used up.
+ */
+static void ra_keep_spare(struct s3_priv *sp, char *p, size_t cap)
+{
+	size_t i = sp->n_spare;
+
+	if (p && cap >= RA_SPARE_MIN && i == RA_SPARES) {
+		for (size_t k = i = 0; k < RA_SPARES; k++)
+			if (sp->spare[k].cap < sp->spare[i].cap)
+				i = k;
+		if (sp->spare[i].cap >= cap)
+			i = RA_SPARES; /* keep the set */
+		else {
+			free(sp->spare[i].p);
+			ra_charge(&sp->spare_bytes, 0, sp->spare[i].cap);
+			sp->spare[i] = sp->spare[--sp->n_spare];
+			i = sp->n_spare;
+		}
+	}
+	if (!p || cap < RA_SPARE_MIN || i == RA_SPARES ||
+	    __atomic_load_n(&ra_global, __ATOMIC_RELAXED) >=
+		    __atomic_load_n(&ra_budget, __ATOMIC_RELAXED)) {
+		free(p);
+		return;
+	}
+	sp->spare[i].p = p;
+	sp->spare[i].cap = cap;
+	sp->n_spare++;
+	ra_charge(&sp->spare_bytes, cap, 0);
 }
 
 /* with ra_lock held: unlink and free `c` when nobody needs it any more */
@@ -1003,8 +1075,29 @@ static void ra_maybe_free(struct s3_priv *sp, struct ra_chunk *c)
 	sp->ra_n--;
 	ra_charge(&sp->ra_bytes, 0, c->cost);
 	free(c->key);
-	free(c->data);
+	ra_keep_spare(sp, c->data, c->cap);
 	free(c);
+}
+
+/* with ra_lock held: the smallest spare buffer of more than `want` bytes
+ * (removed, *cap its size), or NULL */
+static char *ra_take_spare(struct s3_priv *sp, size_t want, size_t *cap)
+{
+	size_t best = sp->n_spare;
+	char *p;
+
+	for (size_t i = 0; i < sp->n_spare; i++)
+		if (sp->spare[i].cap > want &&
+		    (best == sp->n_spare ||
+		     sp->spare[i].cap < sp->spare[best].cap))
+			best = i;
+	if (best == sp->n_spare)
+		return NULL;
+	p = sp->spare[best].p;
+	*cap = sp->spare[best].cap;
+	ra_charge(&sp->spare_bytes, 0, *cap);
+	sp->spare[best] = sp->spare[--sp->n_spare];
+	return p;
 }
 
 /* with ra_lock held: `c` is no longer found; freed as soon as possible */
@@ -1135,12 +1228,18 @@ static struct ra_chunk *ra_new(struct s3_priv *sp, const char *key, off_t off,
 /* fetch chunk `c` (RA_FETCHING, owned by the caller) without the lock */
 static void ra_fetch(struct s3_priv *sp, struct ra_chunk *c)
 {
-	char *data;
-	size_t len;
+	char *data, *seed = NULL;
+	size_t len, cap, seed_cap = 0;
 	bool eof;
 	int rc;
 
-	rc = s3_get_range(sp->be, c->key, c->off, c->want, &data, &len, &eof);
+	if (c->want >= RA_SPARE_MIN) {
+		pthread_mutex_lock(&sp->ra_lock);
+		seed = ra_take_spare(sp, c->want, &seed_cap);
+		pthread_mutex_unlock(&sp->ra_lock);
+	}
+	rc = s3_get_range(sp->be, c->key, c->off, c->want, seed, seed_cap,
+			  &data, &cap, &len, &eof);
 	pthread_mutex_lock(&sp->ra_lock);
 	timeout_memo_set(sp, c->key, c->off, c->want, rc);
 	if (rc < 0) {
@@ -1159,6 +1258,7 @@ static void ra_fetch(struct s3_priv *sp, struct ra_chunk *c)
 				ra_kill(sp, o);
 		}
 		c->data = data;
+		c->cap = cap;
 		c->len = len;
 		c->eof = eof;
 		c->state = RA_READY;
@@ -1275,6 +1375,27 @@ static void ra_prefetch(struct s3_priv *sp, const struct ra_chunk *c)
 	}
 }
 
+/*
+ * With ra_lock held: a sequential stream reads from `c`: its windows
+ * before the one just behind `c` are read and done with.  They go (their
+ * buffers to the spares, for the windows ahead), rather than filling the
+ * budget until the least recently used is evicted.
+ */
+static void ra_drop_behind(struct s3_priv *sp, const struct ra_chunk *c)
+{
+	struct ra_chunk *o, *nx;
+
+	if (!c->seq)
+		return;
+	for (o = sp->chunks; o; o = nx) {
+		nx = o->next;
+		if (o != c && o->seq && !o->dead && !o->users &&
+		    o->state == RA_READY && o->off + (off_t)o->want < c->off &&
+		    !strcmp(o->key, c->key))
+			ra_kill(sp, o);
+	}
+}
+
 static void ra_forget(struct s3_priv *sp, const char *key)
 {
 	struct ra_chunk *c, *nx;
@@ -1373,6 +1494,7 @@ static ssize_t s3_read(struct backend *be, const char *path, void *buf,
 		if (rc == 0) {
 			/* RA_READY: immutable, pinned by users */
 			c->used = ++sp->ra_tick;
+			ra_drop_behind(sp, c);
 			ra_prefetch(sp, c);
 			if (cur < c->off + (off_t)c->len) {
 				n = (size_t)(c->off + (off_t)c->len - cur);

@@ -658,6 +658,49 @@ static void test_s3_read_sequential_prefetches(void **state)
 }
 
 /*
+ * A long sequential read (README "Performance"): the windows it is done
+ * with go as it moves on, their buffers refilled for the windows ahead,
+ * and every byte is right, through the growing windows and the 8 MiB ones
+ * in reused buffers, twice.  The second pass from the start asks for the
+ * first window again: it was dropped behind the reader, not kept until
+ * the budget filled up.
+ */
+static void test_s3_read_long_stream_reuses_windows(void **state)
+{
+	struct stfs_conf c = mkconf();
+	struct backend *be;
+	size_t blen = ((size_t)24 << 20) + 1000, off, before;
+	char *blob = make_blob(blen);
+	char *buf = malloc(256 << 10);
+
+	(void)state;
+	assert_non_null(buf);
+	q_reset();
+	pthread_mutex_lock(&srv.lock);
+	srv.blob = blob;
+	srv.blob_len = blen;
+	pthread_mutex_unlock(&srv.lock);
+	assert_int_equal(be_open_ops(&be_s3_ops, "s3://ckpt/ns/", &c, &be), 0);
+	for (int pass = 0; pass < 2; pass++) {
+		before = n_total();
+		for (off = 0; off < blen; off += 256 << 10) {
+			size_t want = blen - off < (256 << 10) ? blen - off
+							       : 256 << 10;
+
+			assert_int_equal(
+				be_read(be, "big", buf, 256 << 10, (off_t)off),
+				(ssize_t)want);
+			assert_memory_equal(buf, blob + off, want);
+		}
+		assert_true(n_total() > before);
+	}
+	be_close(be);
+	srv_quiesce();
+	free(buf);
+	free(blob);
+}
+
+/*
  * readahead_max_mb is one budget for every open file of every backend
  * (README "Memory"): with 1 MiB, a sequential reader gets its 512 KiB
  * prefetch (896 KiB in all) but not the 1 MiB one after it, and a second
@@ -1062,6 +1105,7 @@ int main(void)
 		cmocka_unit_test(
 			test_s3_read_concurrent_readers_share_one_fetch),
 		cmocka_unit_test(test_s3_read_sequential_prefetches),
+		cmocka_unit_test(test_s3_read_long_stream_reuses_windows),
 		cmocka_unit_test(test_s3_readahead_global_budget),
 		cmocka_unit_test(test_s3_read_random_no_prefetch),
 		cmocka_unit_test(test_s3_read_waiter_shares_timeout),
