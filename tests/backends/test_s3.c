@@ -523,6 +523,16 @@ static char *make_blob(size_t n)
 	return b;
 }
 
+/* the server answers ranged GETs of any key from `blob` (nothing queued) */
+static void serve_blob(const char *blob, size_t len)
+{
+	q_reset();
+	pthread_mutex_lock(&srv.lock);
+	srv.blob = blob;
+	srv.blob_len = len;
+	pthread_mutex_unlock(&srv.lock);
+}
+
 /* wait up to 3 s until the server answered `n` requests */
 static void wait_total(size_t n)
 {
@@ -624,11 +634,7 @@ static void test_s3_read_sequential_prefetches(void **state)
 
 	(void)state;
 	assert_non_null(buf);
-	q_reset();
-	pthread_mutex_lock(&srv.lock);
-	srv.blob = blob;
-	srv.blob_len = blen;
-	pthread_mutex_unlock(&srv.lock);
+	serve_blob(blob, blen);
 	assert_int_equal(be_open_ops(&be_s3_ops, "s3://ckpt/ns/", &c, &be), 0);
 	for (off = 0; off < (384 << 10); off += 64 << 10) {
 		assert_int_equal(be_read(be, "big", buf, 64 << 10, (off_t)off),
@@ -675,11 +681,7 @@ static void test_s3_read_long_stream_reuses_windows(void **state)
 
 	(void)state;
 	assert_non_null(buf);
-	q_reset();
-	pthread_mutex_lock(&srv.lock);
-	srv.blob = blob;
-	srv.blob_len = blen;
-	pthread_mutex_unlock(&srv.lock);
+	serve_blob(blob, blen);
 	assert_int_equal(be_open_ops(&be_s3_ops, "s3://ckpt/ns/", &c, &be), 0);
 	for (int pass = 0; pass < 2; pass++) {
 		before = n_total();
@@ -764,11 +766,7 @@ static void test_s3_read_random_no_prefetch(void **state)
 	static const off_t offs[] = {0, 500000, 300000, 20000};
 
 	(void)state;
-	q_reset();
-	pthread_mutex_lock(&srv.lock);
-	srv.blob = blob;
-	srv.blob_len = blen;
-	pthread_mutex_unlock(&srv.lock);
+	serve_blob(blob, blen);
 	assert_int_equal(be_open_ops(&be_s3_ops, "s3://ckpt/ns/", &c, &be), 0);
 	for (size_t i = 0; i < 4; i++) {
 		assert_int_equal(be_read(be, "r", buf, sizeof(buf), offs[i]),
