@@ -148,7 +148,8 @@ static int node_access(struct view *v, const char *path, const struct node *n,
 	struct caller c;
 	struct stat st;
 	struct be_attr a;
-	int rc = tree_stat(v, path, n, &st);
+	/* the mode and owner only: a pseudo-file is not rendered for it */
+	int rc = tree_stat_nosize(v, path, n, &st);
 
 	if (rc)
 		return rc;
@@ -251,18 +252,25 @@ static int resolve(struct view *v, const char *path, struct node **n)
 	return rc;
 }
 
-/* The attributes of `path` (resolved afresh). */
-static int path_stat(const char *path, struct stat *st)
+/* The attributes of `path` (resolved afresh); `size`: false for an open
+ * pseudo-file, whose length and time are its handle's (tree_stat_nosize). */
+static int path_stat_as(const char *path, struct stat *st, bool size)
 {
 	struct view v;
 	struct node *n = NULL;
 	int rc = resolve(&v, path, &n);
 
 	if (rc == 0)
-		rc = tree_stat(&v, path, n, st);
+		rc = size ? tree_stat(&v, path, n, st)
+			  : tree_stat_nosize(&v, path, n, st);
 	free(n);
 	view_close(&v);
 	return rc;
+}
+
+static int path_stat(const char *path, struct stat *st)
+{
+	return path_stat_as(path, st, true);
 }
 
 static void entry_of(struct fuse_entry_param *e, uint64_t ino,
@@ -337,7 +345,7 @@ static void ll_getattr(fuse_req_t req, fuse_ino_t ino,
 	STFS_INC(g_fs, getattr);
 	rc = inodes_path(g_nodes, ino, &path);
 	if (rc == 0)
-		rc = path_stat(path, &st);
+		rc = path_stat_as(path, &st, !(h && h->pe));
 	if (rc == 0 && h && h->pe) {
 		/* fstat of an open pseudo-file: its own snapshot */
 		st.st_size = (off_t)h->pe->len;

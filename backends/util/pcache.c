@@ -1,5 +1,6 @@
 #include "util/pcache.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -7,6 +8,14 @@
 #include <time.h>
 
 #define PC_BUCKETS 4096
+#define PC_WAYS	   4 /* size records per set of the size table */
+
+/* what a dropped versioned entry leaves: 32 bytes (pcache_keep_sizes) */
+struct pc_size {
+	uint64_t hash, ver; /* ver 0: an empty slot */
+	uint64_t len;
+	int64_t mtime_s;
+};
 
 struct pcache {
 	pthread_mutex_t lock;
@@ -19,6 +28,11 @@ struct pcache {
 	struct pc_entry *oldest[2], *newest[2];
 	size_t inserts_since_sweep;
 	struct pc_entry *bucket[PC_BUCKETS]; /* protected by lock */
+	/* n_sets * PC_WAYS size records, newest first in a set; NULL: none
+	 * kept.  size_bytes is charged to the byte cap */
+	struct pc_size *sizes;
+	size_t n_sets, size_bytes;
+	uint64_t size_hits;
 };
 
 static int64_t pc_mono_ms(void)
@@ -71,6 +85,13 @@ struct pcache *pcache_new_capped(unsigned ttl_ms, size_t max_entries,
 	return pc;
 }
 
+/* over the byte cap, the size table counted */
+static bool pc_over_bytes(const struct pcache *pc, size_t extra)
+{
+	return pc->max_bytes &&
+	       pc->bytes + pc->size_bytes + extra > pc->max_bytes;
+}
+
 struct pcache *pcache_new(unsigned ttl_ms)
 {
 	return pcache_new_capped(ttl_ms, 0, 0);
@@ -91,6 +112,63 @@ void pcache_put(struct pc_entry *e)
 		free(e->data);
 		free(e);
 	}
+}
+
+int pcache_keep_sizes(struct pcache *pc, size_t bytes)
+{
+	size_t sets = 1, set_bytes = PC_WAYS * sizeof(struct pc_size);
+	struct pc_size *t;
+
+	if (pc->max_bytes && bytes > pc->max_bytes / 2)
+		bytes = pc->max_bytes / 2;
+	if (bytes < set_bytes)
+		return 0;
+	while (2 * sets * set_bytes <= bytes)
+		sets *= 2; /* a power of two: the set is hash & (sets - 1) */
+	t = calloc(sets * PC_WAYS, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	pthread_mutex_lock(&pc->lock);
+	free(pc->sizes);
+	pc->sizes = t;
+	pc->n_sets = sets;
+	pc->size_bytes = sets * set_bytes;
+	pthread_mutex_unlock(&pc->lock);
+	return 0;
+}
+
+/* The slot holding (hash, ver), or NULL.  Lock held. */
+static struct pc_size *pc_size_find(struct pcache *pc, uint64_t hash,
+				    uint64_t ver)
+{
+	struct pc_size *set;
+
+	if (!pc->sizes || !ver)
+		return NULL;
+	set = pc->sizes + (hash & (pc->n_sets - 1)) * PC_WAYS;
+	for (int i = 0; i < PC_WAYS; i++)
+		if (set[i].ver == ver && set[i].hash == hash)
+			return &set[i];
+	return NULL;
+}
+
+/* Remember the length and time of versioned `e`, whose text goes: the
+ * newest first in its set, the oldest of a full set out.  Lock held. */
+static void pc_size_keep(struct pcache *pc, const struct pc_entry *e)
+{
+	struct pc_size *set, *slot;
+	int n = PC_WAYS - 1;
+
+	if (!pc->sizes || !e->ver)
+		return;
+	set = pc->sizes + (e->hash & (pc->n_sets - 1)) * PC_WAYS;
+	if ((slot = pc_size_find(pc, e->hash, e->ver)))
+		n = (int)(slot - set);
+	memmove(set + 1, set, (size_t)n * sizeof(*set));
+	set[0] = (struct pc_size){.hash = e->hash,
+				  .ver = e->ver,
+				  .len = e->len,
+				  .mtime_s = e->mtime_s};
 }
 
 /* Take `e`, already out of its chain, out of the order list and the
@@ -164,7 +242,7 @@ static void pc_touch(struct pcache *pc, struct pc_entry *e)
 static bool pc_over(const struct pcache *pc)
 {
 	return (pc->max_entries && pc->count > pc->max_entries) ||
-	       (pc->max_bytes && pc->bytes > pc->max_bytes);
+	       pc_over_bytes(pc, 0);
 }
 
 /* Drop the least recently used entries while a cap is exceeded, the
@@ -177,6 +255,7 @@ static void pc_evict(struct pcache *pc)
 
 		if (!e)
 			break;
+		pc_size_keep(pc, e);
 		pc_unlink(pc, e);
 		pc->evictions++;
 	}
@@ -255,15 +334,16 @@ static struct pc_entry *pc_insert(struct pcache *pc, const char *path,
 		pc_forget(pc, old);
 		break;
 	}
-	if ((pc->max_bytes && e->cost > pc->max_bytes) ||
-	    (cheap &&
-	     ((pc->max_entries && pc->count + 1 > pc->max_entries) ||
-	      (pc->max_bytes && pc->bytes + e->cost > pc->max_bytes)))) {
+	if ((pc->max_bytes && e->cost + pc->size_bytes > pc->max_bytes) ||
+	    (cheap && ((pc->max_entries && pc->count + 1 > pc->max_entries) ||
+		       pc_over_bytes(pc, e->cost)))) {
 		/* no room: an entry larger than the whole cap, or a cheap one
 		 * while the caps are reached, is not stored (the cache's
 		 * reference becomes the caller's), so what is stored stays
 		 * instead of each being dropped before a walk comes back to
-		 * it (a big entry would empty the cache and then go itself) */
+		 * it (a big entry would empty the cache and then go itself);
+		 * its size is kept */
+		pc_size_keep(pc, e);
 		if (++pc->inserts_since_sweep > 8192)
 			pc_sweep(pc, now);
 		pthread_mutex_unlock(&pc->lock);
@@ -303,10 +383,46 @@ struct pc_entry *pcache_insert_cheap(struct pcache *pc, const char *path,
 	return pc_insert(pc, path, data, len, mtime_s, ver, true);
 }
 
+bool pcache_lookup_size(struct pcache *pc, const char *path, uint64_t ver,
+			size_t *len, int64_t *mtime_s)
+{
+	uint64_t h = pcache_hash(path);
+	int64_t now = pc_mono_ms();
+	struct pc_entry *e;
+	struct pc_size *z;
+	bool found = false;
+
+	if (!ver)
+		return false;
+	pthread_mutex_lock(&pc->lock);
+	for (e = pc->bucket[h % PC_BUCKETS]; e; e = e->next) {
+		if (e->hash == h && e->ver == ver && e->expires_mono_ms > now &&
+		    strcmp(e->path, path) == 0) {
+			/* a use, as a lookup is */
+			e->expires_mono_ms = now + PCACHE_IDLE_MS;
+			pc_touch(pc, e);
+			*len = e->len;
+			*mtime_s = e->mtime_s;
+			found = true;
+			break;
+		}
+	}
+	if (!found && (z = pc_size_find(pc, h, ver))) {
+		*len = (size_t)z->len;
+		*mtime_s = z->mtime_s;
+		pc->size_hits++;
+		found = true;
+	}
+	pthread_mutex_unlock(&pc->lock);
+	return found;
+}
+
 void pcache_clear(struct pcache *pc)
 {
 	pthread_mutex_lock(&pc->lock);
 	pc_sweep(pc, INT64_MAX);
+	if (pc->sizes)
+		memset(pc->sizes, 0, pc->n_sets * PC_WAYS * sizeof(*pc->sizes));
 	pthread_mutex_unlock(&pc->lock);
 }
 
@@ -324,8 +440,9 @@ void pcache_get_stats(struct pcache *pc, struct pcache_stats *out)
 {
 	pthread_mutex_lock(&pc->lock);
 	out->entries = pc->count;
-	out->bytes = pc->bytes;
+	out->bytes = pc->bytes + pc->size_bytes;
 	out->evictions = pc->evictions;
+	out->size_hits = pc->size_hits;
 	pthread_mutex_unlock(&pc->lock);
 }
 
@@ -335,5 +452,6 @@ void pcache_free(struct pcache *pc)
 		return;
 	pcache_clear(pc);
 	pthread_mutex_destroy(&pc->lock);
+	free(pc->sizes);
 	free(pc);
 }

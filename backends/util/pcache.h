@@ -23,6 +23,12 @@
  * hold keeps the dear ones (a
  * dropped entry stays valid for whoever holds a reference; the next
  * lookup misses and renders again).
+ *
+ * A versioned entry whose text is dropped by a cap, or never stored for
+ * lack of room, leaves its length and time behind in a small table of
+ * their own (pcache_keep_sizes: a slice of the byte cap, 32 bytes per
+ * file), so that a stat of an unchanged file renders nothing whether its
+ * text is kept or not (pcache_lookup_size; README "Performance").
  */
 #ifndef STFS_PCACHE_H
 #define STFS_PCACHE_H
@@ -62,6 +68,19 @@ struct pcache *pcache_new(unsigned ttl_ms);
 struct pcache *pcache_new_capped(unsigned ttl_ms, size_t max_entries,
 				 size_t max_bytes);
 void pcache_free(struct pcache *pc);
+/**
+ * Keep the length and time of versioned entries whose text is dropped, in
+ * a table of about `bytes` (taken from the byte cap when there is one; at
+ * most half of it).  0, or -ENOMEM (then no table: every such stat renders).
+ */
+int pcache_keep_sizes(struct pcache *pc, size_t bytes);
+/**
+ * The length and time of `path` rendered from version `ver` (non-zero):
+ * true when the cache holds its text or its size (no reference taken, no
+ * render needed to stat it), false when it must be rendered.
+ */
+bool pcache_lookup_size(struct pcache *pc, const char *path, uint64_t ver,
+			size_t *len, int64_t *mtime_s);
 
 /**
  * The entry for `path` rendered from version `ver` (0: any entry still in
@@ -99,8 +118,9 @@ void pcache_clear(struct pcache *pc);
 size_t pcache_count(struct pcache *pc);
 
 struct pcache_stats {
-	size_t entries, bytes;
-	uint64_t evictions; /* entries dropped by a cap (not by age) */
+	size_t entries, bytes; /* bytes: the size table included */
+	uint64_t evictions;    /* entries dropped by a cap (not by age) */
+	uint64_t size_hits;    /* pcache_lookup_size answered by the table */
 };
 void pcache_get_stats(struct pcache *pc, struct pcache_stats *out);
 

@@ -63,6 +63,10 @@ int stfs_init(struct stfs *fs)
 	fs->pc = pcache_new_capped(fs->conf.cache_ttl_ms,
 				   fs->conf.cache_max_entries,
 				   (size_t)fs->conf.cache_max_mb << 20);
+	/* an eighth of it keeps the sizes of dropped texts (pcache.h) */
+	if (fs->pc)
+		(void)pcache_keep_sizes(
+			fs->pc, ((size_t)fs->conf.cache_max_mb << 20) / 8);
 	fs->walsum = pcache_new_capped(STFS_WALSUM_TTL_MS,
 				       fs->conf.walsum_max_entries,
 				       (size_t)fs->conf.walsum_max_mb << 20);

@@ -780,6 +780,10 @@ int render_stats(struct view *v, struct buf *out)
 			  "Pseudo-files dropped by cache_max_entries or "
 			  "cache_max_mb.",
 			  "counter", ps.evictions);
+		stat_line(out, "stfs_pcache_size_hits_total",
+			  "Stats of pseudo-files answered by the sizes kept "
+			  "of dropped texts (counted in the hits too).",
+			  "counter", ps.size_hits);
 	}
 	{
 		size_t n, bytes;

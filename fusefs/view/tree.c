@@ -850,32 +850,45 @@ static uint64_t prom_version(struct view *v)
 	return ver ? ver : 1;
 }
 
-int tree_content(struct view *v, const char *path, const struct node *n,
-		 struct pc_entry **out)
+/* Which cached content a pseudo-file node is: its key (the path, or the
+ * path and who asks), its version, and whether it is live (never kept). */
+struct content_id {
+	const char *key;
+	uint64_t ver;
+	bool live;
+	char buf[4200];
+};
+
+static void content_id(struct view *v, const char *path, const struct node *n,
+		       struct content_id *id)
+{
+	id->key = path;
+	id->ver =
+		n->pf == PF_PROM_ALL ? prom_version(v) : content_version(v, n);
+	id->live = pf_live(n->pf) || (n->pf == PF_PROM_ALL && !id->ver);
+	/* `deletable` depends on who asks (R4) */
+	if (n->pf == PF_DELETABLE && v->caller_allowed &&
+	    !v->caller_allowed(v->fs)) {
+		snprintf(id->buf, sizeof(id->buf), "%s#denied", path);
+		id->key = id->buf;
+	}
+}
+
+static int content_of(struct view *v, const struct node *n,
+		      const struct content_id *id, struct pc_entry **out)
 {
 	struct buf b;
 	int64_t mtime = 0;
 	size_t len;
 	char *data;
 	int rc;
-	uint64_t ver =
-		n->pf == PF_PROM_ALL ? prom_version(v) : content_version(v, n);
-	bool live = pf_live(n->pf) || (n->pf == PF_PROM_ALL && !ver);
 
-	char key[4200];
-
-	/* `deletable` depends on who asks (R4) */
-	if (n->pf == PF_DELETABLE && v->caller_allowed &&
-	    !v->caller_allowed(v->fs)) {
-		snprintf(key, sizeof(key), "%s#denied", path);
-		path = key;
-	}
-	*out = live ? NULL : pcache_lookup(v->fs->pc, path, ver);
+	*out = id->live ? NULL : pcache_lookup(v->fs->pc, id->key, id->ver);
 	if (*out) {
 		STFS_INC(v->fs, pcache_hits);
 		return 0;
 	}
-	if (live)
+	if (id->live)
 		STFS_INC(v->fs, live_renders);
 	else
 		STFS_INC(v->fs, pcache_misses);
@@ -891,14 +904,51 @@ int tree_content(struct view *v, const char *path, const struct node *n,
 	data = buf_detach(&b, &len);
 	if (!data)
 		return -ENOMEM;
-	if (live)
-		*out = pcache_entry_new(path, data, len, mtime);
+	if (id->live)
+		*out = pcache_entry_new(id->key, data, len, mtime);
 	else if (pf_cheap(n->pf))
-		*out = pcache_insert_cheap(v->fs->pc, path, data, len, mtime,
-					   ver);
+		*out = pcache_insert_cheap(v->fs->pc, id->key, data, len, mtime,
+					   id->ver);
 	else
-		*out = pcache_insert(v->fs->pc, path, data, len, mtime, ver);
+		*out = pcache_insert(v->fs->pc, id->key, data, len, mtime,
+				     id->ver);
 	return *out ? 0 : -ENOMEM;
+}
+
+int tree_content(struct view *v, const char *path, const struct node *n,
+		 struct pc_entry **out)
+{
+	struct content_id id;
+
+	content_id(v, path, n, &id);
+	return content_of(v, n, &id, out);
+}
+
+/*
+ * A pseudo-file's length and time for stat: those of the version kept in
+ * the pcache, text or size alone (README "Performance": a stat of an
+ * unchanged file renders nothing); rendered only when neither is kept.
+ */
+static int content_size(struct view *v, const char *path, const struct node *n,
+			size_t *len, int64_t *mtime_s)
+{
+	struct content_id id;
+	struct pc_entry *e;
+	int rc;
+
+	content_id(v, path, n, &id);
+	if (!id.live &&
+	    pcache_lookup_size(v->fs->pc, id.key, id.ver, len, mtime_s)) {
+		STFS_INC(v->fs, pcache_hits);
+		return 0;
+	}
+	rc = content_of(v, n, &id, &e);
+	if (rc)
+		return rc;
+	*len = e->len;
+	*mtime_s = e->mtime_s;
+	pcache_put(e);
+	return 0;
 }
 
 int tree_render(struct view *v, const struct node *n, struct buf *out,
@@ -1170,10 +1220,12 @@ static int render_prom(struct view *v, const struct job_view *one,
 
 /* ---- stat */
 
-int tree_stat(struct view *v, const char *path, const struct node *n,
-	      struct stat *st)
+/* `size`: a pseudo-file's length and time too (else 0: not rendered) */
+static int stat_node(struct view *v, const char *path, const struct node *n,
+		     struct stat *st, bool size)
 {
-	struct pc_entry *e;
+	size_t len = 0;
+	int64_t mtime_s = 0;
 	int rc;
 
 	switch (n->kind) {
@@ -1226,18 +1278,29 @@ int tree_stat(struct view *v, const char *path, const struct node *n,
 			 &n->imap_attr.owner, st);
 		return 0;
 	case ND_PSEUDO:
-		rc = tree_content(v, path, n, &e);
+		rc = size ? content_size(v, path, n, &len, &mtime_s) : 0;
 		if (rc)
 			return rc;
-		stat_obj(v, path, e->len, e->mtime_s * 1000000000, NULL, st);
+		stat_obj(v, path, len, mtime_s * 1000000000, NULL, st);
 		if (n->pf == PF_RESTORE)
 			st->st_mode = S_IFREG | 0644;
 		if (n->pf == PF_AUDIT || n->pf == PF_CONFIG)
 			restrict_mode(v, st);
-		pcache_put(e);
 		return 0;
 	}
 	return -EIO;
+}
+
+int tree_stat(struct view *v, const char *path, const struct node *n,
+	      struct stat *st)
+{
+	return stat_node(v, path, n, st, true);
+}
+
+int tree_stat_nosize(struct view *v, const char *path, const struct node *n,
+		     struct stat *st)
+{
+	return stat_node(v, path, n, st, false);
 }
 
 /* ---- listing */

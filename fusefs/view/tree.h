@@ -126,9 +126,15 @@ int tree_dir_fill(struct tree_dir *d, size_t from, tree_fill_fn fill,
 /** NULL-safe. */
 void tree_dir_close(struct tree_dir *d);
 
-/** Attributes of a node; for a pseudo-file this renders it (cached). */
+/** Attributes of a node; for a pseudo-file its length and time are those
+ * of the version kept in the pcache, else it is rendered. */
 int tree_stat(struct view *v, const char *path, const struct node *n,
 	      struct stat *st);
+/** tree_stat without a pseudo-file's length and time (0: nothing rendered),
+ * for what needs only the type, mode and owner (an access check; the fstat
+ * of an open pseudo-file, whose size is its handle's). */
+int tree_stat_nosize(struct view *v, const char *path, const struct node *n,
+		     struct stat *st);
 
 /**
  * The cached content of a pseudo-file node (a reference: pcache_put it).

@@ -295,6 +295,102 @@ static void test_pcache_cheap_dropped_first(void **state)
 	pcache_free(pc);
 }
 
+/*
+ * The size of a versioned entry whose text is not kept (no room for a cheap
+ * one, or dropped by a cap) is still known for that version, so a stat of
+ * an unchanged file renders nothing (README "Performance"); another version
+ * is not answered, and the table's bytes count against the byte cap.
+ */
+static void test_pcache_sizes_outlive_text(void **state)
+{
+	struct pcache *pc = pcache_new_capped(100000, 2, 1 << 20);
+	struct pcache_stats st;
+	struct pc_entry *e;
+	char path[32];
+	size_t len = 0;
+	int64_t mt = 0;
+
+	(void)state;
+	assert_non_null(pc);
+	assert_false(pcache_lookup_size(pc, "/s/0", 7, &len, &mt));
+	assert_int_equal(pcache_keep_sizes(pc, 64 << 10), 0);
+	pcache_get_stats(pc, &st);
+	assert_int_equal(st.bytes, 64 << 10); /* the table, charged */
+	for (int i = 0; i < 100; i++) {
+		snprintf(path, sizeof(path), "/s/%d", i);
+		e = pcache_insert_cheap(pc, path, dup_str("abcdef"),
+					(size_t)(i % 6 + 1), 1000 + i, 7);
+		assert_non_null(e);
+		pcache_put(e);
+	}
+	assert_int_equal(pcache_count(pc), 2);
+	for (int i = 0; i < 100; i++) {
+		snprintf(path, sizeof(path), "/s/%d", i);
+		/* text kept (the first two) or not, the size is known */
+		assert_true(pcache_lookup_size(pc, path, 7, &len, &mt));
+		assert_int_equal(len, i % 6 + 1);
+		assert_int_equal(mt, 1000 + i);
+		/* for that version only */
+		assert_false(pcache_lookup_size(pc, path, 8, &len, &mt));
+		assert_false(pcache_lookup_size(pc, path, 0, &len, &mt));
+	}
+	pcache_get_stats(pc, &st);
+	assert_int_equal(st.size_hits, 98);
+	/* a dear entry dropped by the entry cap leaves its size too */
+	pcache_put(pcache_insert(pc, "/d/a", dup_str("xy"), 2, 5, 9));
+	pcache_put(pcache_insert(pc, "/d/b", dup_str("xyz"), 3, 5, 9));
+	pcache_put(pcache_insert(pc, "/d/c", dup_str("xyzw"), 4, 5, 9));
+	assert_null(pcache_lookup(pc, "/d/a", 9));
+	assert_true(pcache_lookup_size(pc, "/d/a", 9, &len, &mt));
+	assert_int_equal(len, 2);
+	/* cleared with the texts */
+	pcache_clear(pc);
+	assert_false(pcache_lookup_size(pc, "/d/a", 9, &len, &mt));
+	assert_false(pcache_lookup_size(pc, "/s/50", 7, &len, &mt));
+	pcache_free(pc);
+}
+
+/* A byte cap with the size table: the table's bytes are the cap's, and an
+ * entry larger than what is left is served unstored, its size kept. */
+static void test_pcache_sizes_in_byte_cap(void **state)
+{
+	struct pcache *pc = pcache_new_capped(100000, 0, 8192);
+	struct pcache_stats st;
+	struct pc_entry *e;
+	char path[32];
+	char *data;
+	size_t len = 0;
+	int64_t mt = 0;
+
+	(void)state;
+	assert_non_null(pc);
+	/* at most half the cap */
+	assert_int_equal(pcache_keep_sizes(pc, 1 << 20), 0);
+	pcache_get_stats(pc, &st);
+	assert_true(st.bytes > 0 && st.bytes <= 4096);
+	for (int i = 0; i < 100; i++) {
+		snprintf(path, sizeof(path), "/b/%d", i);
+		data = malloc(301);
+		assert_non_null(data);
+		memset(data, 'a', 300);
+		data[300] = '\0';
+		pcache_put(pcache_insert(pc, path, data, 300, 0, 3));
+		pcache_get_stats(pc, &st);
+		assert_true(st.bytes <= 8192);
+	}
+	data = malloc(6001);
+	assert_non_null(data);
+	memset(data, 'z', 6000);
+	data[6000] = '\0';
+	e = pcache_insert(pc, "/big", data, 6000, 0, 3);
+	assert_non_null(e);
+	pcache_put(e);
+	assert_null(pcache_lookup(pc, "/big", 3));
+	assert_true(pcache_lookup_size(pc, "/big", 3, &len, &mt));
+	assert_int_equal(len, 6000);
+	pcache_free(pc);
+}
+
 static void test_pcache_hash_is_stable(void **state)
 {
 	(void)state;
@@ -316,6 +412,8 @@ int main(void)
 		cmocka_unit_test(test_pcache_entry_cap_evicts_oldest),
 		cmocka_unit_test(test_pcache_byte_cap),
 		cmocka_unit_test(test_pcache_cheap_dropped_first),
+		cmocka_unit_test(test_pcache_sizes_outlive_text),
+		cmocka_unit_test(test_pcache_sizes_in_byte_cap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -133,4 +133,59 @@ check "stfs.prom shows the engine change" \
 	grep -q "^seatunnel_job_state{job_id=\"$RUN2\",.*state=\"FAILED\"} 1$" "$M/stfs.prom"
 
 unmount_stfs "$M"
+
+# ---- a pseudo-file whose text the cache cannot keep (cache_max_entries=1:
+# a cheap one is never stored) is rendered once by a `cat`, and a `stat` of
+# an unchanged one renders nothing: its size is kept for its version
+# (README "Performance"); cache_ttl=0 so that every stat, lookup and fstat
+# reaches the daemon.  The live files render once per open, not per fstat.
+M2=$T/mnt2
+mount_stfs "$M2" -o "$OPTS,cache_max_entries=1,cache_ttl=0" || {
+	finish
+	exit 1
+}
+stat2() { awk -v k="$1" '$1 == k { print $2 }' "$M2/.stfs/stats"; }
+renders2() { echo $(($(stat2 stfs_pcache_misses_total) + $(stat2 stfs_live_renders_total))); }
+P=$M2/jobs/$J/pipelines/1/status
+cat "$M2/jobs/$J/status" >/dev/null # the one entry the cache holds
+stat "$P" >/dev/null                 # the first stat renders it
+r0=$(renders2)
+r1=$(renders2) # what reading .stfs/stats itself renders
+sz=$(stat -c %s "$P")
+r2=$(renders2)
+check_eq "a stat of an unchanged pseudo-file the cache has no room for renders nothing" \
+	0 $((r2 - r1 - (r1 - r0)))
+got=$(cat "$P" | wc -c)
+r3=$(renders2)
+check_eq "a cat of it renders it once" 1 $((r3 - r2 - (r1 - r0)))
+check_eq "and reads as many bytes as its stat said" "$sz" "$got"
+stat "$P" >/dev/null
+r4=$(renders2)
+check_eq "a stat after the cat renders nothing" 0 $((r4 - r3 - (r1 - r0)))
+cat "$M2/jobs/$J/restore" >/dev/null
+r5=$(renders2)
+# live: its lookup's and cat's fstat's renders (the size now), and the
+# open's (the content read); the open itself renders once
+check_eq "a cat of a live file (restore) renders it at its lookup, fstat and open only" \
+	3 $((r5 - r4 - (r1 - r0)))
+
+# ---- the live files show the current state at every read (issue 11):
+# `restore` right after a release, `.stfs/health` right after the engine
+# went away (each read after a stat and a read that cached nothing)
+FJ=$(engine_jobs_tsv "$PORT" | awk -F'\t' '$2 == "FAILED" { print $1; exit }')
+check_eq "restore of a FAILED job before its release" protected \
+	"$(head -1 "$M2/jobs/$FJ/restore")"
+echo release >"$M2/jobs/$FJ/restore"
+check_eq "restore says released at once" released \
+	"$(head -1 "$M2/jobs/$FJ/restore")"
+check "health says the engine is ok" grep -q '^engine  *ok ' "$M2/.stfs/health"
+kill "$SIM_PID_a"
+wait "$SIM_PID_a" 2>/dev/null
+sleep 1.5 # engine_ttl
+ls "$M2/jobs" >/dev/null
+sleep 0.5 # the engine is asked again in the background
+ls "$M2/jobs" >/dev/null
+check "health says the engine is degraded at the next read" \
+	grep -q '^engine  *degraded ' "$M2/.stfs/health"
+unmount_stfs "$M2"
 finish
