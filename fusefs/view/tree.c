@@ -1676,6 +1676,71 @@ nomem:
 	return 1;
 }
 
+/*
+ * jobs/ is opened again for every job a walk leaves (`du` and `find` go
+ * back up through ".."), and listing it merges every job of the catalog and
+ * the engine: its names are kept in the pcache for the job ids of both
+ * (README "Performance").
+ */
+#define JOBS_LIST_KEY "\x01names:/jobs"
+
+static uint64_t jobs_list_version(const struct view *v)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	int64_t f[2] = {(int64_t)v->cat->n_jobs, (int64_t)v->snap->n_jobs};
+
+	h = pcache_mix(h, f, sizeof(f));
+	for (size_t i = 0; i < v->cat->n_jobs; i++)
+		h = pcache_mix(h, v->cat->jobs[i].id,
+			       strlen(v->cat->jobs[i].id) + 1);
+	return pcache_mix(h, &v->snap->digest, sizeof(v->snap->digest));
+}
+
+/* Take the offsets of the `len` bytes of NUL-terminated names at `p`. */
+static int names_take(struct tree_dir *d, const char *p, size_t len)
+{
+	if (buf_append(&d->names, p, len))
+		return -ENOMEM;
+	for (size_t at = 0; at < len; at += strlen(p + at) + 1) {
+		if (d->n == d->cap) {
+			size_t cap = d->cap ? 2 * d->cap : 64;
+			size_t *o = realloc(d->off, cap * sizeof(*o));
+
+			if (!o)
+				return -ENOMEM;
+			d->off = o;
+			d->cap = cap;
+		}
+		d->off[d->n++] = at;
+	}
+	return 0;
+}
+
+static int list_jobs(struct tree_dir *d)
+{
+	struct node jobs = {.kind = ND_JOBS};
+	uint64_t ver = jobs_list_version(&d->v);
+	struct pc_entry *e = pcache_lookup(d->v.fs->pc, JOBS_LIST_KEY, ver);
+	char *copy;
+	int rc;
+
+	if (e) {
+		rc = names_take(d, e->data, e->len);
+		STFS_ADD(d->v.fs, list_entries, d->n);
+		pcache_put(e);
+		return rc;
+	}
+	rc = list_node(&d->v, d->path, &jobs, name_fill, d, true);
+	if (rc || d->nomem || !(copy = malloc(d->names.len + 1)))
+		return rc;
+	if (d->names.len)
+		memcpy(copy, d->names.data, d->names.len);
+	copy[d->names.len] = '\0';
+	pcache_put(pcache_insert(d->v.fs->pc, JOBS_LIST_KEY, copy, d->names.len,
+				 0, ver));
+	return 0;
+}
+
 int tree_dir_open(struct view *v, const char *path, const struct node *n,
 		  struct tree_dir **out)
 {
@@ -1693,7 +1758,10 @@ int tree_dir_open(struct view *v, const char *path, const struct node *n,
 	v->snap = NULL;
 	/* names only: what a whole `ls` of 2.9M jobs needs is the names */
 	buf_init(&d->names, (size_t)1 << 30);
-	rc = list_node(&d->v, d->path, n, name_fill, d, true);
+	if (n->kind == ND_JOBS && !(d->v.cat->err && d->v.snap->err))
+		rc = list_jobs(d);
+	else
+		rc = list_node(&d->v, d->path, n, name_fill, d, true);
 	if (rc == 0 && d->nomem)
 		rc = -ENOMEM;
 	if (rc) {
@@ -1711,12 +1779,12 @@ size_t tree_dir_count(const struct tree_dir *d)
 
 uint64_t tree_dir_digest(const struct tree_dir *d)
 {
-	uint64_t h = 1469598103934665603ull; /* FNV-1a over "a\0b\0..." */
+	/* over "a\0b\0...", a word at a time: jobs/ is listed at every
+	 * return to it */
+	uint64_t h =
+		pcache_mix(1469598103934665603ull,
+			   d->names.data ? d->names.data : "", d->names.len);
 
-	for (size_t i = 0; i < d->names.len; i++) {
-		h ^= (unsigned char)d->names.data[i];
-		h *= 1099511628211ull;
-	}
 	return h ^ (uint64_t)d->n;
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <malloc.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -620,6 +621,44 @@ static void test_tree_removal_updates_catalog_in_place(void **state)
 	assert_string_equal(list(f, "/jobs"), "100 200 300 400 ");
 }
 
+/* jobs/ is listed from names kept for the job ids of the catalog and the
+ * engine (README "Performance"): an unchanged listing is served again, and
+ * a relisting of the namespace that finds another job shows it, the pcache
+ * untouched. */
+static void test_tree_jobs_listing_follows_catalog(void **state)
+{
+	struct fixture *f = *state;
+	struct pager p;
+	struct catalog *c;
+	int tries = 0;
+
+	page_through(f, "/jobs", 100, &p);
+	assert_int_equal(p.n, 4);
+	pager_free(&p);
+	page_through(f, "/jobs", 100, &p);
+	assert_int_equal(p.n, 4);
+	assert_string_equal(p.names[3], "400");
+	pager_free(&p);
+	add(f->fs.ckpt, "500/1000-1-1-1.ser", OLD_NS);
+	/* a relisting in the background, as storage_ttl makes one */
+	do {
+		c = stfs_catalog(&f->fs, 1);
+		catalog_put(c);
+		c = stfs_catalog(&f->fs, 0);
+		if (c->n_jobs == 3) { /* 100 200 300; 400 is the engine's */
+			catalog_put(c);
+			usleep(10000);
+			continue;
+		}
+		catalog_put(c);
+		break;
+	} while (++tries < 500);
+	page_through(f, "/jobs", 100, &p);
+	assert_int_equal(p.n, 5);
+	assert_string_equal(p.names[4], "500");
+	pager_free(&p);
+}
+
 /* checkpoints/<cid>/info over a real engine-shaped object (the protostuff
  * fixture): listed only where a .ser is, exact size, decoded once; a store
  * that times out is not asked again for two deadlines. */
@@ -912,6 +951,9 @@ static void test_tree_prom_streams_jobs(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+			test_tree_jobs_listing_follows_catalog, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(test_tree_ckpt_info, setup_info,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_tree_ckpt_info_timeout,

@@ -179,6 +179,7 @@ echo release >"$M2/jobs/$FJ/restore"
 check_eq "restore says released at once" released \
 	"$(head -1 "$M2/jobs/$FJ/restore")"
 check "health says the engine is ok" grep -q '^engine  *ok ' "$M2/.stfs/health"
+
 kill "$SIM_PID_a"
 wait "$SIM_PID_a" 2>/dev/null
 sleep 1.5 # engine_ttl
@@ -187,5 +188,25 @@ sleep 0.5 # the engine is asked again in the background
 ls "$M2/jobs" >/dev/null
 check "health says the engine is degraded at the next read" \
 	grep -q '^engine  *degraded ' "$M2/.stfs/health"
+
+# ---- jobs/ is listed from names kept for the job ids it was listed from
+# (README "Performance"): a job that appears in storage, or goes, between
+# two listings shows in the second (with the engine gone, so that its
+# answers do not change meanwhile)
+NEWJ=999000000000000001
+ls "$M2/jobs" >/dev/null
+mkdir "$NS/$NEWJ"
+cp "$NS/$J/1796124899999-1-1-999.ser" "$NS/$NEWJ/"
+sleep 6 # storage_ttl
+ls "$M2/jobs" >/dev/null
+sleep 0.5 # the relisting runs in the background: a listing after it
+check "a job added to storage is in the next listing of jobs/" \
+	bash -c "ls '$M2/jobs' | grep -qx $NEWJ"
+rm -rf "${NS:?}/$NEWJ"
+sleep 6
+ls "$M2/jobs" >/dev/null
+sleep 0.5
+check "a job removed from storage is gone from the next listing of jobs/" \
+	bash -c "! ls '$M2/jobs' | grep -qx $NEWJ"
 unmount_stfs "$M2"
 finish
