@@ -255,7 +255,9 @@ static void pc_evict(struct pcache *pc)
 
 		if (!e)
 			break;
-		pc_size_keep(pc, e);
+		/* a cheap one is a function of its version (pcache.h) */
+		if (e->cheap)
+			pc_size_keep(pc, e);
 		pc_unlink(pc, e);
 		pc->evictions++;
 	}

@@ -24,11 +24,15 @@
  * dropped entry stays valid for whoever holds a reference; the next
  * lookup misses and renders again).
  *
- * A versioned entry whose text is dropped by a cap, or never stored for
- * lack of room, leaves its length and time behind in a small table of
- * their own (pcache_keep_sizes: a slice of the byte cap, 32 bytes per
- * file), so that a stat of an unchanged file renders nothing whether its
- * text is kept or not (pcache_lookup_size; README "Performance").
+ * A versioned cheap entry whose text is dropped by a cap or never stored
+ * for lack of room, and an entry larger than the whole byte cap, leave
+ * their length and time behind in a small table of their own
+ * (pcache_keep_sizes: a slice of the byte cap, 32 bytes per file), so that
+ * a stat of an unchanged file renders nothing whether its text is kept or
+ * not (pcache_lookup_size; README "Performance").  Such content must be a
+ * function of its version alone, as a cheap file's is: a dear entry
+ * dropped by a cap (`status` asks the engine) leaves nothing, and its next
+ * stat renders it again.
  */
 #ifndef STFS_PCACHE_H
 #define STFS_PCACHE_H

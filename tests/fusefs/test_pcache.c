@@ -336,16 +336,22 @@ static void test_pcache_sizes_outlive_text(void **state)
 	}
 	pcache_get_stats(pc, &st);
 	assert_int_equal(st.size_hits, 98);
-	/* a dear entry dropped by the entry cap leaves its size too */
+	/* a cheap entry dropped by the cap leaves its size (the stored
+	 * /s/0 goes for dear ones), a dear entry dropped leaves nothing (its
+	 * next stat renders it again) */
 	pcache_put(pcache_insert(pc, "/d/a", dup_str("xy"), 2, 5, 9));
 	pcache_put(pcache_insert(pc, "/d/b", dup_str("xyz"), 3, 5, 9));
 	pcache_put(pcache_insert(pc, "/d/c", dup_str("xyzw"), 4, 5, 9));
+	assert_null(pcache_lookup(pc, "/s/0", 7));
+	assert_true(pcache_lookup_size(pc, "/s/0", 7, &len, &mt));
+	assert_int_equal(len, 1);
 	assert_null(pcache_lookup(pc, "/d/a", 9));
-	assert_true(pcache_lookup_size(pc, "/d/a", 9, &len, &mt));
-	assert_int_equal(len, 2);
+	assert_false(pcache_lookup_size(pc, "/d/a", 9, &len, &mt));
+	assert_true(pcache_lookup_size(pc, "/d/c", 9, &len, &mt));
+	assert_int_equal(len, 4);
 	/* cleared with the texts */
 	pcache_clear(pc);
-	assert_false(pcache_lookup_size(pc, "/d/a", 9, &len, &mt));
+	assert_false(pcache_lookup_size(pc, "/d/c", 9, &len, &mt));
 	assert_false(pcache_lookup_size(pc, "/s/50", 7, &len, &mt));
 	pcache_free(pc);
 }
