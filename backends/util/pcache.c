@@ -8,7 +8,7 @@
 #include <time.h>
 
 #define PC_BUCKETS 4096
-#define PC_WAYS	   4 /* size records per set of the size table */
+#define PC_WAYS	   8 /* size records per set of the size table */
 
 /* what a dropped versioned entry leaves: 32 bytes (pcache_keep_sizes) */
 struct pc_size {
