@@ -144,11 +144,19 @@ static int job_cmp(const void *pa, const void *pb)
 
 /* ---- snapshots */
 
-static void jobs_free(struct engine_job *jobs, size_t n)
+/* the bytes of job texts freed (a text shared with a newer list is not) */
+static size_t jobs_free(struct engine_job *jobs, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	size_t freed = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (engine_text_put(jobs[i].json))
+			freed += jobs[i].json_len;
+		jobs[i].json = NULL;
 		engine_job_clear(&jobs[i]);
+	}
 	free(jobs);
+	return freed;
 }
 
 void engine_snap_put(struct engine_snap *s)
@@ -160,9 +168,10 @@ void engine_snap_put(struct engine_snap *s)
 	if (s->owner) {
 		engine_snap_put(s->owner);
 	} else {
-		bool big = s->n_jobs >= 1024;
+		/* a list whose texts live on in the next one frees little:
+		 * trimming then would cost a heap walk for nothing */
+		bool big = jobs_free(s->jobs, s->n_jobs) >= ENGINE_TRIM_BYTES;
 
-		jobs_free(s->jobs, s->n_jobs);
 		json_decref(s->root_running);
 		json_decref(s->root_finished);
 		json_decref(s->root_extra);

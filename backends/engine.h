@@ -272,8 +272,9 @@ int engine_parse_job_list_prev(const char *txt, size_t len, bool running,
 /** A job text of `n` bytes plus a NUL, refcounted (one reference); NULL on
  * ENOMEM.  engine_job.json is always one of these. */
 char *engine_text_new(size_t n);
-/** Drop a reference on such a text (the last frees it); NULL-safe. */
-void engine_text_put(char *t);
+/** Drop a reference on such a text; true when it was the last (the text
+ * is freed).  NULL-safe. */
+bool engine_text_put(char *t);
 /** When `j`'s text is the same bytes as `old`'s, drop j's copy and share
  * old's (a reference).  true when shared. */
 bool engine_job_share_text(struct engine_job *j, const struct engine_job *old);

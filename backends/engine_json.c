@@ -129,15 +129,17 @@ char *engine_text_new(size_t n)
 	return jt->s;
 }
 
-void engine_text_put(char *t)
+bool engine_text_put(char *t)
 {
 	struct jtext *jt;
 
 	if (!t)
-		return;
+		return false;
 	jt = jtext_of(t);
-	if (__atomic_sub_fetch(&jt->refs, 1, __ATOMIC_ACQ_REL) == 0)
-		free(jt);
+	if (__atomic_sub_fetch(&jt->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return false;
+	free(jt);
+	return true;
 }
 
 bool engine_job_share_text(struct engine_job *j, const struct engine_job *old)

@@ -15,7 +15,9 @@
 #include <cmocka.h>
 #include <malloc.h>
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/allocator_interface.h>
+/* the ASan runtime's (sanitizer/allocator_interface.h, not always
+ * installed) */
+size_t __sanitizer_get_current_allocated_bytes(void);
 #endif
 
 #include "model/catalog.h"
@@ -780,7 +782,7 @@ static size_t heap_used(void)
 
 struct big {
 	struct cat_entry e[BIG_OBJS];
-	char keys[BIG_OBJS][64];
+	char keys[BIG_OBJS][96];
 };
 
 static struct big *big_new(void)
