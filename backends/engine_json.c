@@ -120,13 +120,14 @@ static struct jtext *jtext_of(char *t)
 
 char *engine_text_new(size_t n)
 {
-	struct jtext *jt = malloc(sizeof(*jt) + n + 1);
+	char *p = malloc(sizeof(struct jtext) + n + 1), *t;
 
-	if (!jt)
+	if (!p)
 		return NULL;
-	jt->refs = 1;
-	jt->s[n] = '\0';
-	return jt->s;
+	t = p + offsetof(struct jtext, s);
+	jtext_of(t)->refs = 1;
+	t[n] = '\0';
+	return t;
 }
 
 bool engine_text_put(char *t)
