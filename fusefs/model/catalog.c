@@ -696,30 +696,48 @@ static bool same_job(const struct run *x, const struct run *y)
 	return x->idlen == y->idlen && !memcmp(x->id, y->id, x->idlen);
 }
 
-/* `owners`: one per entry (from a backend's listing), or NULL;
- * `release(cookie)`, when set, is called once the entries (and owners)
- * are no longer read; `prev`: a catalog whose unchanged jobs are shared */
-static int from_entries(const struct cat_entry *ents,
-			const struct be_owner *owners, size_t n,
-			void (*release)(void *cookie), void *cookie,
-			const struct catalog *prev, struct catalog **out)
+/* room for `more` jobs after c's (*cap: the arrays' size) */
+static int jobs_room(struct catalog *c, size_t *cap, size_t more)
+{
+	struct cat_job *nj;
+	struct cat_block **nb;
+	size_t want = c->n_jobs + more, nc = *cap ? *cap : 16;
+
+	if (want <= *cap)
+		return 0;
+	while (nc < want)
+		nc *= 2;
+	nj = realloc(c->jobs, nc * sizeof(*nj));
+	if (!nj)
+		return -ENOMEM;
+	c->jobs = nj;
+	nb = realloc(c->blk, nc * sizeof(*nb));
+	if (!nb)
+		return -ENOMEM;
+	c->blk = nb;
+	*cap = nc;
+	return 0;
+}
+
+/*
+ * The jobs of entries `ents`, appended to c's (*cap: the size of its
+ * arrays), each job once and in id order among them; `owners`: one per
+ * entry (from a backend's listing), or NULL; `prev`: a catalog whose
+ * unchanged jobs are shared.  0; -ENOMEM (c keeps what it has).
+ */
+static int add_entries(struct catalog *c, size_t *cap,
+		       const struct cat_entry *ents,
+		       const struct be_owner *owners, size_t n,
+		       const struct catalog *prev)
 {
 	const struct cat_entry **sorted = NULL, *prev_e = NULL;
 	struct run *runs = NULL, *nr;
 	struct src *src = NULL, *ns_;
-	struct catalog *c;
 	size_t i, ns = 0, n_runs = 0, cap_runs = 0, cap_src = 0, njobs = 0;
 	int rc = -ENOMEM;
 
-	*out = NULL;
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		goto fail;
-	c->refs = 1;
-	c->built_ms = now_ms();
-	c->built_mono_ms = mono_ms();
 	if (n == 0)
-		goto done;
+		return 0;
 
 	sorted = calloc(n, sizeof(*sorted));
 	if (!sorted)
@@ -776,12 +794,8 @@ static int from_entries(const struct cat_entry *ents,
 	for (i = 0; i < n_runs; i++)
 		if (i == 0 || !same_job(&runs[i - 1], &runs[i]))
 			njobs++;
-	if (njobs) {
-		c->jobs = calloc(njobs, sizeof(*c->jobs));
-		c->blk = calloc(njobs, sizeof(*c->blk));
-		if (!c->jobs || !c->blk)
-			goto fail;
-	}
+	if (jobs_room(c, cap, njobs))
+		goto fail;
 	for (i = 0; i < n_runs;) {
 		size_t e = i + 1, m = 0, need = runs[i].b - runs[i].a;
 
@@ -811,8 +825,10 @@ static int from_entries(const struct cat_entry *ents,
 			}
 		rc = job_make(src, m, prev, &c->jobs[c->n_jobs],
 			      &c->blk[c->n_jobs]);
-		if (rc < 0)
+		if (rc < 0) {
+			rc = -ENOMEM;
 			goto fail;
+		}
 		if (rc == 1)
 			c->n_shared++;
 		c->n_objs += c->jobs[c->n_jobs].n_objs;
@@ -820,23 +836,41 @@ static int from_entries(const struct cat_entry *ents,
 		c->n_jobs++;
 		i = e;
 	}
-done:
-	free(src);
-	free(runs);
-	free(sorted);
-	if (release)
-		release(cookie);
-	*out = c;
-	return 0;
+	rc = 0;
 fail:
 	free(src);
 	free(runs);
 	free(sorted);
-	if (release)
-		release(cookie);
-	if (c)
+	return rc < 0 ? -ENOMEM : 0;
+}
+
+static struct catalog *catalog_new(void)
+{
+	struct catalog *c = calloc(1, sizeof(*c));
+
+	if (c) {
+		c->refs = 1;
+		c->built_ms = now_ms();
+		c->built_mono_ms = mono_ms();
+	}
+	return c;
+}
+
+static int from_entries(const struct cat_entry *ents, size_t n,
+			const struct catalog *prev, struct catalog **out)
+{
+	struct catalog *c = catalog_new();
+	size_t cap = 0;
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	if (add_entries(c, &cap, ents, NULL, n, prev)) {
 		catalog_free(c);
-	return -ENOMEM;
+		return -ENOMEM;
+	}
+	*out = c;
+	return 0;
 }
 
 /* ---- removing objects without listing */
@@ -972,38 +1006,66 @@ fail_hit:
 int catalog_from_entries(const struct cat_entry *ents, size_t n,
 			 struct catalog **out)
 {
-	return from_entries(ents, NULL, n, NULL, NULL, NULL, out);
+	return from_entries(ents, n, NULL, out);
 }
 
 int catalog_from_entries_prev(const struct cat_entry *ents, size_t n,
 			      const struct catalog *prev, struct catalog **out)
 {
-	return from_entries(ents, NULL, n, NULL, NULL, prev, out);
+	return from_entries(ents, n, prev, out);
 }
 
-/* A listing: the keys in one pool (offsets while it grows, pointers once
- * it is complete), not one allocation per object. */
+/*
+ * A listing is made into jobs as it arrives (README "Memory": never the
+ * whole listing in memory beside the catalog): the keys of one job
+ * directory (<jobId>/ or savepoint/<jobId>/) come one after the other in
+ * a recursive listing, so they are collected (in one pool) until a key of
+ * another directory comes, and that run becomes its jobs at once.  A job
+ * met in several runs (its savepoint/ directory; a store that lists out of
+ * order) is made once more from its pieces at the end.
+ */
 struct collect {
-	struct cat_entry *v;
-	struct be_owner *owners; /* one per entry of v */
-	size_t *off;		 /* per entry: its key's offset in pool */
-	size_t n, cap;
+	struct catalog *c;	    /* the catalog being made */
+	size_t cap;		    /* of c's job arrays */
+	const struct catalog *prev; /* whose unchanged jobs are shared */
+	struct cat_entry *v;	    /* the current run */
+	struct be_owner *owners;    /* one per entry of v */
+	size_t *off;		    /* per entry: its key's offset in pool */
+	size_t n, cap_v;
 	char *pool;
 	size_t pool_len, pool_cap;
 	const char *prefix;
 	bool nomem;
 };
 
+/* the first `n` entries of the run become jobs; 0 or -ENOMEM */
+static int collect_flush(struct collect *col, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		col->v[i].key = col->pool + col->off[i];
+	return add_entries(col->c, &col->cap, col->v, col->owners, n,
+			   col->prev);
+}
+
+/* whether keys a and b are of one job directory */
+static bool same_dir(const char *a, const char *b)
+{
+	size_t al, bl;
+	const char *ja = job_comp(a, &al), *jb = job_comp(b, &bl);
+
+	return (ja == a) == (jb == b) && al == bl && !memcmp(ja, jb, al);
+}
+
 static int collect_fill(void *cookie, const char *name,
 			const struct be_attr *attr)
 {
 	struct collect *col = cookie;
-	size_t pl = strlen(col->prefix), nl = strlen(name);
+	size_t pl = strlen(col->prefix), nl = strlen(name), last;
 
 	if (attr->type != BE_FILE)
 		return 0;
-	if (col->n == col->cap) {
-		size_t ncap = col->cap ? col->cap * 2 : 256;
+	if (col->n == col->cap_v) {
+		size_t ncap = col->cap_v ? col->cap_v * 2 : 256;
 		struct cat_entry *nv = realloc(col->v, ncap * sizeof(*nv));
 		struct be_owner *no;
 		size_t *noff;
@@ -1019,7 +1081,7 @@ static int collect_fill(void *cookie, const char *name,
 		if (!noff)
 			goto nomem;
 		col->off = noff;
-		col->cap = ncap;
+		col->cap_v = ncap;
 	}
 	if (col->pool_cap - col->pool_len < pl + nl + 1) {
 		size_t ncap = col->pool_cap ? col->pool_cap : 4096;
@@ -1033,10 +1095,21 @@ static int collect_fill(void *cookie, const char *name,
 		col->pool = np;
 		col->pool_cap = ncap;
 	}
-	memcpy(col->pool + col->pool_len, col->prefix, pl);
-	memcpy(col->pool + col->pool_len + pl, name, nl + 1);
-	col->off[col->n] = col->pool_len;
+	last = col->pool_len;
+	memcpy(col->pool + last, col->prefix, pl);
+	memcpy(col->pool + last + pl, name, nl + 1);
 	col->pool_len += pl + nl + 1;
+	if (col->n && !same_dir(col->pool + col->off[0], col->pool + last)) {
+		/* another directory: the run so far becomes its jobs, and
+		 * this key starts the next one */
+		if (collect_flush(col, col->n))
+			goto nomem;
+		memmove(col->pool, col->pool + last, pl + nl + 1);
+		col->pool_len = pl + nl + 1;
+		last = 0;
+		col->n = 0;
+	}
+	col->off[col->n] = last;
 	col->v[col->n++] = (struct cat_entry){
 		.key = NULL, /* set from off[] once the pool stops moving */
 		.size = attr->size,
@@ -1049,15 +1122,17 @@ nomem:
 	return 1;
 }
 
-static void collect_release(void *cookie)
+static void collect_release(struct collect *col)
 {
-	struct collect *col = cookie;
-
 	free(col->v);
 	free(col->owners);
 	free(col->off);
 	free(col->pool);
-	memset(col, 0, sizeof(*col));
+	col->v = NULL;
+	col->owners = NULL;
+	col->off = NULL;
+	col->pool = NULL;
+	col->n = col->cap_v = col->pool_len = col->pool_cap = 0;
 }
 
 /* list `dir` recursively into col; a missing dir lists nothing */
@@ -1075,28 +1150,132 @@ static int collect_dir(struct backend *be, const char *dir, const char *prefix,
 	return rc;
 }
 
+struct job_ref {
+	struct cat_job j;
+	struct cat_block *b;
+};
+
+static int cmp_job_ref(const void *a, const void *b)
+{
+	const struct job_ref *x = a, *y = b;
+
+	return jobid_cmp(x->j.id, y->j.id);
+}
+
+static int cmp_src_key(const void *a, const void *b)
+{
+	return strcmp(((const struct src *)a)->key,
+		      ((const struct src *)b)->key);
+}
+
+/* jobs [a, b) of r, of one id, made into one (the first's slot) */
+static int merge_job(struct catalog *c, struct job_ref *r, size_t a, size_t b,
+		     const struct catalog *prev)
+{
+	struct src *src;
+	struct job_ref m;
+	size_t n = 0, k = 0;
+	int rc;
+
+	for (size_t i = a; i < b; i++)
+		n += r[i].b->n_objs;
+	src = calloc(n, sizeof(*src));
+	if (!src)
+		return -ENOMEM;
+	for (size_t i = a; i < b; i++)
+		for (size_t o = 0; o < r[i].b->n_objs; o++) {
+			const struct cat_obj *x = &r[i].b->objs[o];
+
+			src[k++] = (struct src){x->key, x->size, x->mtime_ns,
+						x->owner};
+		}
+	qsort(src, n, sizeof(*src), cmp_src_key);
+	for (size_t i = k = 0; i < n; i++) {
+		if (k && !strcmp(src[k - 1].key, src[i].key)) {
+			c->n_ignored++; /* listed twice: keep one */
+			continue;
+		}
+		src[k++] = src[i];
+	}
+	rc = job_make(src, k, prev, &m.j, &m.b);
+	free(src);
+	if (rc < 0)
+		return rc;
+	for (size_t i = a; i < b; i++)
+		block_put(r[i].b);
+	r[a] = m;
+	return 0;
+}
+
+/* c's jobs in id order, each once; its sums.  0 or -ENOMEM. */
+static int collect_finish(struct catalog *c, const struct catalog *prev)
+{
+	struct job_ref *r;
+	size_t i, e, w = 0;
+	int rc = 0;
+
+	if (!c->n_jobs)
+		return 0;
+	r = calloc(c->n_jobs, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	for (i = 0; i < c->n_jobs; i++)
+		r[i] = (struct job_ref){c->jobs[i], c->blk[i]};
+	qsort(r, c->n_jobs, sizeof(*r), cmp_job_ref);
+	c->n_objs = 0;
+	c->bytes = 0;
+	c->n_shared = 0;
+	for (i = 0; i < c->n_jobs; i = e) {
+		for (e = i + 1; e < c->n_jobs && !cmp_job_ref(&r[i], &r[e]);
+		     e++)
+			;
+		if (e - i > 1 && rc == 0)
+			rc = merge_job(c, r, i, e, prev);
+		else if (e - i > 1)
+			for (size_t k = i + 1; k < e; k++)
+				block_put(r[k].b);
+		r[w++] = r[i];
+	}
+	for (i = 0; i < w; i++) {
+		const struct cat_job *pj = catalog_find(prev, r[i].j.id);
+
+		c->jobs[i] = r[i].j;
+		c->blk[i] = r[i].b;
+		c->n_objs += r[i].j.n_objs;
+		c->bytes += r[i].j.bytes;
+		if (pj && prev->blk[pj - prev->jobs] == r[i].b)
+			c->n_shared++;
+	}
+	c->n_jobs = w;
+	free(r);
+	return rc;
+}
+
 static int build_from(struct backend *be, const char *const *dirs,
 		      const char *const *prefixes, size_t nd,
 		      const struct catalog *prev, struct catalog **out)
 {
-	struct collect col = {0};
+	struct collect col = {.prev = prev};
 	size_t i;
 	int rc = 0;
 
 	*out = NULL;
+	col.c = catalog_new();
+	if (!col.c)
+		return -ENOMEM;
 	for (i = 0; i < nd && rc == 0; i++)
 		rc = collect_dir(be, dirs[i], prefixes[i], &col);
+	if (rc == 0 && col.n && collect_flush(&col, col.n))
+		rc = -ENOMEM;
+	collect_release(&col);
+	if (rc == 0)
+		rc = collect_finish(col.c, prev);
 	if (rc) {
-		collect_release(&col);
+		catalog_free(col.c);
 		return rc;
 	}
-	for (i = 0; i < col.n; i++)
-		col.v[i].key = col.pool + col.off[i];
-	free(col.off);
-	col.off = NULL;
-	/* from_entries releases the listing once the jobs are made */
-	return from_entries(col.v, col.owners, col.n, collect_release, &col,
-			    prev, out);
+	*out = col.c;
+	return 0;
 }
 
 int catalog_build(struct backend *be, struct catalog **out)

@@ -879,6 +879,44 @@ static void test_catalog_rebuild_shares_unchanged_jobs(void **state)
 	free(b);
 }
 
+/* A relisting over a backend shares the jobs that did not change, a job
+ * listed in two directories (<jobId>/ and savepoint/<jobId>/) included,
+ * and remakes the one that did. */
+static void test_catalog_rebuild_over_a_listing(void **state)
+{
+	struct backend *be = fake_with_tree();
+	struct catalog *c = NULL, *d = NULL, *e = NULL, *fresh = NULL;
+
+	(void)state;
+	fake_be_set_page_size(be, 2);
+	assert_int_equal(catalog_build(be, &c), 0);
+	assert_int_equal(c->n_shared, 0);
+	assert_int_equal(catalog_rebuild(be, c, &d), 0);
+	assert_int_equal(d->n_jobs, 3);
+	assert_int_equal(d->n_shared, 3);
+	assert_int_equal(d->n_ignored, c->n_ignored);
+	assert_ptr_equal(catalog_find(d, "11")->pipes,
+			 catalog_find(c, "11")->pipes);
+	assert_ptr_equal(catalog_find(d, "11")->sp_objs,
+			 catalog_find(c, "11")->sp_objs);
+	catalog_put(c);
+	assert_int_equal(fake_be_add_str(be, "savepoint/11/78/x", "h", 8), 0);
+	assert_int_equal(catalog_rebuild(be, d, &e), 0);
+	assert_int_equal(e->n_shared, 2);
+	assert_ptr_not_equal(catalog_find(e, "11")->sp_objs,
+			     catalog_find(d, "11")->sp_objs);
+	assert_ptr_equal(catalog_find(e, "12")->pipes,
+			 catalog_find(d, "12")->pipes);
+	catalog_put(d);
+	assert_int_equal(catalog_build(be, &fresh), 0);
+	assert_same_catalog(e, fresh);
+	assert_int_equal(e->n_ignored, fresh->n_ignored);
+	assert_int_equal(catalog_find(e, "11")->n_sp, 2);
+	catalog_put(fresh);
+	catalog_put(e);
+	be_close(be);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -905,6 +943,7 @@ int main(void)
 		cmocka_unit_test(test_catalog_remove_keys_shares_other_jobs),
 		cmocka_unit_test(test_catalog_bytes_per_object),
 		cmocka_unit_test(test_catalog_rebuild_shares_unchanged_jobs),
+		cmocka_unit_test(test_catalog_rebuild_over_a_listing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
