@@ -741,7 +741,7 @@ static int add_entries(struct catalog *c, size_t *cap,
 
 	sorted = calloc(n, sizeof(*sorted));
 	if (!sorted)
-		goto fail;
+		goto out;
 	for (i = 0; i < n; i++) {
 		const char *k = ents[i].key;
 		size_t len = k ? strlen(k) : 0;
@@ -782,12 +782,16 @@ static int add_entries(struct catalog *c, size_t *cap,
 			cap_runs = cap_runs ? 2 * cap_runs : 64;
 			nr = realloc(runs, cap_runs * sizeof(*runs));
 			if (!nr)
-				goto fail;
+				goto out;
 			runs = nr;
 		}
 		r.a = i;
 		r.b = i + 1;
 		runs[n_runs++] = r;
+	}
+	if (!n_runs) {
+		rc = 0; /* nothing but ignored keys */
+		goto out;
 	}
 	/* jobs in numeric id order, a job's two runs adjacent */
 	qsort(runs, n_runs, sizeof(*runs), cmp_run);
@@ -795,7 +799,7 @@ static int add_entries(struct catalog *c, size_t *cap,
 		if (i == 0 || !same_job(&runs[i - 1], &runs[i]))
 			njobs++;
 	if (jobs_room(c, cap, njobs))
-		goto fail;
+		goto out;
 	for (i = 0; i < n_runs;) {
 		size_t e = i + 1, m = 0, need = runs[i].b - runs[i].a;
 
@@ -806,7 +810,7 @@ static int add_entries(struct catalog *c, size_t *cap,
 		if (need > cap_src) {
 			ns_ = realloc(src, need * sizeof(*src));
 			if (!ns_)
-				goto fail;
+				goto out;
 			src = ns_;
 			cap_src = need;
 		}
@@ -827,7 +831,7 @@ static int add_entries(struct catalog *c, size_t *cap,
 			      &c->blk[c->n_jobs]);
 		if (rc < 0) {
 			rc = -ENOMEM;
-			goto fail;
+			goto out;
 		}
 		if (rc == 1)
 			c->n_shared++;
@@ -837,7 +841,7 @@ static int add_entries(struct catalog *c, size_t *cap,
 		i = e;
 	}
 	rc = 0;
-fail:
+out:
 	free(src);
 	free(runs);
 	free(sorted);
