@@ -144,11 +144,19 @@ static int job_cmp(const void *pa, const void *pb)
 
 /* ---- snapshots */
 
-static void jobs_free(struct engine_job *jobs, size_t n)
+/* the bytes of job texts freed (a text shared with a newer list is not) */
+static size_t jobs_free(struct engine_job *jobs, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	size_t freed = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (engine_text_put(jobs[i].json))
+			freed += jobs[i].json_len;
+		jobs[i].json = NULL;
 		engine_job_clear(&jobs[i]);
+	}
 	free(jobs);
+	return freed;
 }
 
 void engine_snap_put(struct engine_snap *s)
@@ -160,9 +168,10 @@ void engine_snap_put(struct engine_snap *s)
 	if (s->owner) {
 		engine_snap_put(s->owner);
 	} else {
-		bool big = s->n_jobs >= 1024;
+		/* a list whose texts live on in the next one frees little:
+		 * trimming then would cost a heap walk for nothing */
+		bool big = jobs_free(s->jobs, s->n_jobs) >= ENGINE_TRIM_BYTES;
 
-		jobs_free(s->jobs, s->n_jobs);
 		json_decref(s->root_running);
 		json_decref(s->root_finished);
 		json_decref(s->root_extra);
@@ -456,7 +465,7 @@ static int eng_get(struct rest_engine *e, const char *base, const char *path,
 static int fetch_list(struct rest_engine *e, const char *base, const char *path,
 		      bool running, int64_t deadline, json_t **root,
 		      struct engine_job **jobs, size_t *n, char *why,
-		      size_t whysz)
+		      size_t whysz, const struct engine_snap *prev)
 {
 	struct http_resp resp;
 	char msg[160], red[256], qpath[128];
@@ -468,8 +477,9 @@ static int fetch_list(struct rest_engine *e, const char *base, const char *path,
 	rc = eng_get(e, base, path, deadline, &resp, why, whysz);
 	if (rc)
 		goto out;
-	rc = engine_parse_job_list(resp.body.data, resp.body.len, running, root,
-				   jobs, n, &total, msg, sizeof(msg));
+	rc = engine_parse_job_list_prev(resp.body.data, resp.body.len, running,
+					root, jobs, n, &total, msg, sizeof(msg),
+					prev);
 	if (rc) {
 		buf_fmt(why, whysz, "GET %s%s: %s",
 			http_redact_url(base, red, sizeof(red)), path, msg);
@@ -496,9 +506,9 @@ static int fetch_list(struct rest_engine *e, const char *base, const char *path,
 		}
 		if (rc)
 			goto out;
-		rc = engine_parse_job_list(resp.body.data, resp.body.len,
-					   running, root, jobs, n, &t2, msg,
-					   sizeof(msg));
+		rc = engine_parse_job_list_prev(resp.body.data, resp.body.len,
+						running, root, jobs, n, &t2,
+						msg, sizeof(msg), prev);
 		if (rc) {
 			buf_fmt(why, whysz, "GET %s%s: %s",
 				http_redact_url(base, red, sizeof(red)), qpath,
@@ -643,7 +653,7 @@ static int unknown_job(const char *id, struct engine_job *j)
 	memset(j, 0, sizeof(*j));
 	j->state = JS_UNKNOWN;
 	j->id = strdup(id);
-	j->json = malloc(n + 1);
+	j->json = engine_text_new(n);
 	if (!j->id || !j->json) {
 		engine_job_clear(j);
 		return -ENOMEM;
@@ -699,7 +709,8 @@ static bool listed(const struct engine_job *jobs, size_t n, const char *id)
 static int fetch_fallback(struct rest_engine *e, const char *base,
 			  int64_t deadline, json_t **rf, json_t **rx,
 			  struct engine_job **jobs, size_t *n, bool *partial,
-			  char *why, size_t whysz)
+			  char *why, size_t whysz,
+			  const struct engine_snap *prev)
 {
 	static const char *const states[] = {
 		"FINISHED",	  "CANCELED",	"FAILED",
@@ -717,7 +728,7 @@ static int fetch_fallback(struct rest_engine *e, const char *base,
 		buf_fmt(path, sizeof(path), "/finished-jobs/%s", states[i]);
 		w[0] = '\0';
 		rc = fetch_list(e, base, path, false, deadline, rf, jobs, n, w,
-				sizeof(w));
+				sizeof(w), prev);
 		if (rc == -ENOMEM || rc == -EFBIG) {
 			buf_fmt(why, whysz, "%s", w);
 			return rc;
@@ -805,8 +816,10 @@ static int fetch_fallback(struct rest_engine *e, const char *base,
 	return 0;
 }
 
-/* One fetch of both lists, failing over across the base URLs. */
-static struct engine_snap *do_fetch(struct rest_engine *e)
+/* One fetch of both lists, failing over across the base URLs; the jobs
+ * that did not change since `prev` share its texts. */
+static struct engine_snap *fetch_lists(struct rest_engine *e,
+				       const struct engine_snap *prev)
 {
 	struct engine_snap *s = calloc(1, sizeof(*s));
 	int64_t deadline;
@@ -838,11 +851,11 @@ static struct engine_snap *do_fetch(struct rest_engine *e)
 		ud = url_deadline(e, deadline, e->n_urls - k);
 		why[0] = '\0';
 		rc = fetch_list(e, base, "/running-jobs", true, ud, &rr, &jobs,
-				&n, why, sizeof(why));
+				&n, why, sizeof(why), prev);
 		n_run = n;
 		if (!rc) {
 			rc = fetch_list(e, base, "/finished-jobs/", false, ud,
-					&rf, &jobs, &n, why, sizeof(why));
+					&rf, &jobs, &n, why, sizeof(why), prev);
 			fallback = answered(rc);
 		}
 		if (fallback) {
@@ -855,7 +868,7 @@ static struct engine_snap *do_fetch(struct rest_engine *e)
 			rf = NULL;
 			why[0] = '\0';
 			rc = fetch_fallback(e, base, ud, &rf, &rx, &jobs, &n,
-					    &partial, why, sizeof(why));
+					    &partial, why, sizeof(why), prev);
 		}
 		if (rc) {
 			jobs_free(jobs, n);
@@ -889,6 +902,18 @@ static struct engine_snap *do_fetch(struct rest_engine *e)
 		buf_fmt(s->errmsg, sizeof(s->errmsg), "engine did not answer");
 	atomic_fetch_add(&e->st_failures, 1);
 	log_warn("engine: cannot list jobs: %s", s->errmsg);
+	return s;
+}
+
+static struct engine_snap *do_fetch(struct rest_engine *e)
+{
+	struct engine_snap *prev, *s;
+
+	pthread_mutex_lock(&e->lock);
+	prev = e->cur ? snap_get(e->cur) : NULL;
+	pthread_mutex_unlock(&e->lock);
+	s = fetch_lists(e, prev);
+	engine_snap_put(prev);
 	return s;
 }
 

@@ -81,7 +81,11 @@ struct engine_job {
 	bool restored;	  /* isStartWithSavePoint: started from a savepoint
 			   * (`-r`); running-job objects only */
 	int64_t ckpt_interval_ms; /* envOptions "checkpoint.interval", or 0 */
-	char *json; /* the job object, compact, key order kept, + "\n" */
+	/* the job object, compact, key order kept, + "\n"; a shared,
+	 * refcounted text (engine_text_new): a refreshed list keeps the text
+	 * of a job that did not change with the list before it, once
+	 * (README "Memory") */
+	char *json;
 	size_t json_len;
 	/* where the "metrics" object's text is inside json (kept once: README
 	 * "Memory"); metrics_len 0: absent.  Read it with
@@ -254,6 +258,26 @@ int engine_parse_job_list(const char *txt, size_t len, bool running,
  */
 int engine_parse_job_object(const char *txt, size_t len, json_t **root,
 			    struct engine_job *out, char *msg, size_t msgsz);
+/**
+ * engine_parse_job_list, sharing with `prev` (may be NULL): a job whose
+ * text is the same bytes as the job of the same id in `prev` takes a
+ * reference on that text instead of keeping its own copy, as soon as it is
+ * parsed, so that a refresh holds one copy of an unchanged history, not
+ * two (README "Memory").
+ */
+int engine_parse_job_list_prev(const char *txt, size_t len, bool running,
+			       json_t **root, struct engine_job **jobs,
+			       size_t *n, long *total, char *msg, size_t msgsz,
+			       const struct engine_snap *prev);
+/** A job text of `n` bytes plus a NUL, refcounted (one reference); NULL on
+ * ENOMEM.  engine_job.json is always one of these. */
+char *engine_text_new(size_t n);
+/** Drop a reference on such a text; true when it was the last (the text
+ * is freed).  NULL-safe. */
+bool engine_text_put(char *t);
+/** When `j`'s text is the same bytes as `old`'s, drop j's copy and share
+ * old's (a reference).  true when shared. */
+bool engine_job_share_text(struct engine_job *j, const struct engine_job *old);
 /** Fill one engine_job from a parsed object (borrowed refs into `obj`). */
 int engine_job_from_json(json_t *obj, bool running, struct engine_job *out);
 /** Free what engine_job_from_json allocated (not the json). */

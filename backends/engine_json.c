@@ -103,7 +103,60 @@ int64_t engine_parse_time(const char *s)
 	return (int64_t)t;
 }
 
-/* Dump `v` compact, key order kept, with a final newline. NULL on ENOMEM. */
+/*
+ * Job texts are refcounted (README "Memory"): the header sits before the
+ * bytes, so that engine_job.json stays a plain string for its readers.
+ */
+struct jtext {
+	unsigned refs; /* atomic */
+	unsigned pad;
+	char s[];
+};
+
+static struct jtext *jtext_of(char *t)
+{
+	return (struct jtext *)(void *)(t - offsetof(struct jtext, s));
+}
+
+char *engine_text_new(size_t n)
+{
+	char *p = malloc(sizeof(struct jtext) + n + 1), *t;
+
+	if (!p)
+		return NULL;
+	t = p + offsetof(struct jtext, s);
+	jtext_of(t)->refs = 1;
+	t[n] = '\0';
+	return t;
+}
+
+bool engine_text_put(char *t)
+{
+	struct jtext *jt;
+
+	if (!t)
+		return false;
+	jt = jtext_of(t);
+	if (__atomic_sub_fetch(&jt->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return false;
+	free(jt);
+	return true;
+}
+
+bool engine_job_share_text(struct engine_job *j, const struct engine_job *old)
+{
+	if (!old || !old->json || !j->json || old->json == j->json ||
+	    old->json_len != j->json_len ||
+	    memcmp(old->json, j->json, j->json_len) != 0)
+		return false;
+	__atomic_add_fetch(&jtext_of(old->json)->refs, 1, __ATOMIC_RELAXED);
+	engine_text_put(j->json);
+	j->json = old->json;
+	return true;
+}
+
+/* Dump `v` compact, key order kept, with a final newline, into a job text
+ * (engine_text_new).  NULL on ENOMEM. */
 static char *dump_nl(const json_t *v, size_t *len)
 {
 	char *s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER |
@@ -114,14 +167,13 @@ static char *dump_nl(const json_t *v, size_t *len)
 	if (!s)
 		return NULL;
 	n = strlen(s);
-	r = realloc(s, n + 2);
-	if (!r) {
-		free(s);
-		return NULL;
+	r = engine_text_new(n + 1);
+	if (r) {
+		memcpy(r, s, n);
+		r[n] = '\n';
+		*len = n + 1;
 	}
-	r[n] = '\n';
-	r[n + 1] = '\0';
-	*len = n + 1;
+	free(s);
 	return r;
 }
 
@@ -282,7 +334,7 @@ void engine_job_clear(struct engine_job *j)
 	free(j->name);
 	free(j->error_msg);
 	free(j->status_text);
-	free(j->json);
+	engine_text_put(j->json);
 	free(j->pipelines);
 	memset(j, 0, sizeof(*j));
 }
@@ -353,7 +405,7 @@ static int locate_metrics(const json_t *metrics, struct engine_job *out)
 		return -ENOMEM;
 	n--; /* without its newline */
 	at = memmem(out->json, out->json_len, m, n);
-	free(m);
+	engine_text_put(m);
 	if (!at) {
 		log_warn("engine: job %s: metrics not found in its text",
 			 out->id);
@@ -677,10 +729,13 @@ static int arr_next(struct arr_iter *it, size_t *s, size_t *e)
 /* Accept array entry `v` (index i) as job (*jobs)[*n]; it keeps texts
  * only, nothing of the tree. */
 static int take_job(json_t *v, size_t i, bool running, struct engine_job *jobs,
-		    size_t *n)
+		    size_t *n, const struct engine_snap *prev)
 {
 	struct engine_job *j = &jobs[*n];
 	int r = engine_job_from_json(v, running, j);
+
+	if (r == 0 && prev)
+		engine_job_share_text(j, engine_snap_find(prev, j->id));
 
 	if (r == -ENOMEM)
 		return r;
@@ -714,7 +769,8 @@ static int jobs_room(struct engine_job **jobs, size_t n, size_t more)
  * Nothing is appended on 1.
  */
 static int parse_list_streamed(const char *txt, size_t len, bool running,
-			       struct engine_job **jobs, size_t *n)
+			       struct engine_job **jobs, size_t *n,
+			       const struct engine_snap *prev)
 {
 	struct arr_iter it = {.t = txt, .len = len, .first = true};
 	size_t p = 0, s, e, count = 0, i, base = *n;
@@ -745,7 +801,7 @@ static int parse_list_streamed(const char *txt, size_t len, bool running,
 			*n = base;
 			return 1;
 		}
-		r = take_job(v, i, running, *jobs, n);
+		r = take_job(v, i, running, *jobs, n, prev);
 		json_decref(v);
 		if (r)
 			return r;
@@ -756,6 +812,15 @@ static int parse_list_streamed(const char *txt, size_t len, bool running,
 int engine_parse_job_list(const char *txt, size_t len, bool running,
 			  json_t **root, struct engine_job **jobs, size_t *n,
 			  long *total, char *msg, size_t msgsz)
+{
+	return engine_parse_job_list_prev(txt, len, running, root, jobs, n,
+					  total, msg, msgsz, NULL);
+}
+
+int engine_parse_job_list_prev(const char *txt, size_t len, bool running,
+			       json_t **root, struct engine_job **jobs,
+			       size_t *n, long *total, char *msg, size_t msgsz,
+			       const struct engine_snap *prev)
 {
 	json_t *doc = NULL, *arr, *v;
 	size_t i, base = *n;
@@ -782,7 +847,8 @@ int engine_parse_job_list(const char *txt, size_t len, bool running,
 	/* a plain array is parsed one job at a time */
 	if (utf8_repair(txt, len, &fixed, &flen, &n_bad) == 0) {
 		rc = parse_list_streamed(fixed ? fixed : txt,
-					 fixed ? flen : len, running, jobs, n);
+					 fixed ? flen : len, running, jobs, n,
+					 prev);
 		if (rc <= 0) {
 			if (n_bad)
 				log_warn("engine: %zu invalid UTF-8 "
@@ -822,7 +888,7 @@ int engine_parse_job_list(const char *txt, size_t len, bool running,
 	json_array_foreach (arr, i, v) {
 		if (rc)
 			break;
-		rc = take_job(v, i, running, *jobs, n);
+		rc = take_job(v, i, running, *jobs, n, prev);
 	}
 out:
 	if (rc) {

@@ -3,10 +3,13 @@
  * and grouped into jobs / pipelines / checkpoints (catalog.h).
  *
  * Building: the keys are validated (hostile ones dropped and counted),
- * sorted and de-duplicated, copied into one string pool, classified, then
- * sorted by (job, class, pipeline, checkpoint, name) so that every group is
- * a contiguous run; the tree's arrays are cut from those runs.  After that
- * the catalog is immutable; only `refs` changes (atomics).
+ * sorted and de-duplicated, and cut into one run of keys per job
+ * directory; then each job's objects are classified and sorted by (class,
+ * pipeline, checkpoint, name), so that every group is a contiguous run,
+ * and the job is made into one block (objects, keys, arrays), unless the
+ * catalog it replaces has the same objects for that job: then that block is
+ * shared (README "Memory").  After that the catalog is immutable; only
+ * `refs` changes (atomics).
  */
 #include "model/catalog.h"
 
@@ -213,42 +216,77 @@ static bool same_ckpt(const struct cat_obj *x, const struct cat_obj *y)
 	       x->checkpoint_id == y->checkpoint_id;
 }
 
-/* ---- freeing */
+/* ---- one job's allocation (README "Memory") */
 
-static void job_arrays_free(struct cat_job *jb)
+/*
+ * Everything of one job lives in one block: its objects (in cmp_obj
+ * order), their keys, its pipelines, checkpoints and pointer arrays.  A
+ * block is immutable once built and shared by reference between catalogs:
+ * a relisting keeps an unchanged job's block, catalog_remove_keys every
+ * block it does not rebuild.
+ */
+struct cat_block {
+	unsigned refs; /* atomic */
+	unsigned n_objs;
+	struct cat_obj *objs; /* the job's objects, in cmp_obj order */
+	/* then: objects, strings, pipelines, checkpoints, pointer arrays */
+};
+
+static struct cat_block *block_get(struct cat_block *b)
 {
-	for (size_t j = 0; j < jb->n_pipes; j++) {
-		for (size_t k = 0; k < jb->pipes[j].n_ckpts; k++)
-			free(jb->pipes[j].ckpts[k].objs);
-		free(jb->pipes[j].ckpts);
-	}
-	free(jb->pipes);
-	free(jb->sp_objs);
-	free(jb->strays);
+	__atomic_fetch_add(&b->refs, 1, __ATOMIC_RELAXED);
+	return b;
 }
 
-/* a catalog of this many objects gives its memory back when freed */
+/* true when this was the last reference (the block is freed) */
+static bool block_put(struct cat_block *b)
+{
+	if (!b || __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return false;
+	free(b);
+	return true;
+}
+
+/* carving a block whose size was counted beforehand */
+struct arena {
+	char *p, *end;
+};
+
+static size_t round8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+static void *arena_take(struct arena *a, size_t n)
+{
+	void *r = a->p;
+
+	n = round8(n);
+	if (n > (size_t)(a->end - a->p))
+		return NULL; /* a miscount: never happens */
+	a->p += n;
+	return r;
+}
+
+/* ---- freeing */
+
+/* a catalog that frees this many objects gives the memory back */
 #define CAT_TRIM_OBJS 4096
 
 static void catalog_free(struct catalog *c)
 {
-	bool big = !c->base && c->n_objs >= CAT_TRIM_OBJS;
-	size_t i;
+	size_t freed = 0;
 
-	/* a derived catalog frees only the jobs it rebuilt */
-	for (i = 0; i < c->n_jobs; i++)
-		if (!c->base || (c->owned && c->owned[i]))
-			job_arrays_free(&c->jobs[i]);
-	for (i = 0; i < c->n_blocks; i++)
-		free(c->blocks[i]);
-	free(c->blocks);
-	free(c->owned);
+	for (size_t i = 0; c->blk && i < c->n_jobs; i++) {
+		size_t n = c->jobs[i].n_objs;
+
+		if (block_put(c->blk[i]))
+			freed += n;
+	}
+	free(c->blk);
 	free(c->jobs);
-	free(c->objs);
-	free(c->pool);
-	catalog_put(c->base);
 	free(c);
-	if (big)
+	if (freed >= CAT_TRIM_OBJS)
 		malloc_trim(0); /* README "Memory": the old listing's pages */
 }
 
@@ -291,13 +329,13 @@ static void link_sidecars(struct cat_ckpt *ck)
 }
 
 static int build_ckpt(struct cat_ckpt *ck, struct cat_obj *objs, size_t a,
-		      size_t b)
+		      size_t b, struct arena *ar)
 {
 	bool any_real = false, all_tmp = true;
 	size_t i;
 
 	ck->id = objs[a].checkpoint_id;
-	ck->objs = calloc(b - a, sizeof(*ck->objs));
+	ck->objs = arena_take(ar, (b - a) * sizeof(*ck->objs));
 	if (!ck->objs)
 		return -ENOMEM;
 	ck->n_objs = b - a;
@@ -382,7 +420,7 @@ static void pick_restore(struct cat_pipe *p)
 }
 
 static int build_pipe(struct cat_pipe *p, struct cat_obj *objs, size_t a,
-		      size_t b)
+		      size_t b, struct arena *ar)
 {
 	size_t i, n = 0, s;
 	int rc;
@@ -392,13 +430,13 @@ static int build_pipe(struct cat_pipe *p, struct cat_obj *objs, size_t a,
 		if (i == a ||
 		    objs[i].checkpoint_id != objs[i - 1].checkpoint_id)
 			n++;
-	p->ckpts = calloc(n, sizeof(*p->ckpts));
+	p->ckpts = arena_take(ar, n * sizeof(*p->ckpts));
 	if (!p->ckpts)
 		return -ENOMEM;
 	for (s = a, i = a + 1; i <= b; i++) {
 		if (i < b && objs[i].checkpoint_id == objs[s].checkpoint_id)
 			continue;
-		rc = build_ckpt(&p->ckpts[p->n_ckpts++], objs, s, i);
+		rc = build_ckpt(&p->ckpts[p->n_ckpts++], objs, s, i, ar);
 		if (rc < 0)
 			return rc;
 		p->bytes += p->ckpts[p->n_ckpts - 1].bytes;
@@ -408,14 +446,15 @@ static int build_pipe(struct cat_pipe *p, struct cat_obj *objs, size_t a,
 	return 0;
 }
 
-static struct cat_obj **ptr_run(struct cat_obj *objs, size_t a, size_t b)
+static struct cat_obj **ptr_run(struct cat_obj *objs, size_t a, size_t b,
+				struct arena *ar)
 {
 	struct cat_obj **v;
 	size_t i;
 
 	if (a == b)
 		return NULL;
-	v = calloc(b - a, sizeof(*v));
+	v = arena_take(ar, (b - a) * sizeof(*v));
 	if (!v)
 		return NULL;
 	for (i = a; i < b; i++)
@@ -425,7 +464,7 @@ static struct cat_obj **ptr_run(struct cat_obj *objs, size_t a, size_t b)
 
 /* one job: objects [a, b) of objs, sorted by cmp_obj; jb->id is set */
 static int build_job(struct cat_obj *objs, struct cat_job *jb, size_t a,
-		     size_t b)
+		     size_t b, struct arena *ar)
 {
 	size_t pe = a, se, i, s, n = 0;
 	int rc;
@@ -440,22 +479,23 @@ static int build_job(struct cat_obj *objs, struct cat_job *jb, size_t a,
 		if (i == a || objs[i].pipeline_id != objs[i - 1].pipeline_id)
 			n++;
 	if (n) {
-		jb->pipes = calloc(n, sizeof(*jb->pipes));
+		jb->pipes = arena_take(ar, n * sizeof(*jb->pipes));
 		if (!jb->pipes)
 			return -ENOMEM;
 		for (s = a, i = a + 1; i <= pe; i++) {
 			if (i < pe &&
 			    objs[i].pipeline_id == objs[s].pipeline_id)
 				continue;
-			rc = build_pipe(&jb->pipes[jb->n_pipes++], objs, s, i);
+			rc = build_pipe(&jb->pipes[jb->n_pipes++], objs, s, i,
+					ar);
 			if (rc < 0)
 				return rc;
 			s = i;
 		}
 	}
-	jb->sp_objs = ptr_run(objs, pe, se);
+	jb->sp_objs = ptr_run(objs, pe, se, ar);
 	jb->n_sp = se - pe;
-	jb->strays = ptr_run(objs, se, b);
+	jb->strays = ptr_run(objs, se, b, ar);
 	jb->n_strays = b - se;
 	if ((jb->n_sp && !jb->sp_objs) || (jb->n_strays && !jb->strays))
 		return -ENOMEM;
@@ -483,8 +523,142 @@ static int build_job(struct cat_obj *objs, struct cat_job *jb, size_t a,
 	return 0;
 }
 
+/* One object as a job is made from it: a listed entry, or an object of a
+ * job rebuilt without some keys.  The key is only borrowed. */
+struct src {
+	const char *key;
+	uint64_t size;
+	int64_t mtime_ns;
+	struct be_owner owner;
+};
+
+static bool same_owner(const struct be_owner *a, const struct be_owner *b)
+{
+	return a->has == b->has && a->perm == b->perm && a->uid == b->uid &&
+	       a->gid == b->gid;
+}
+
+/* the block holds exactly these objects (classification and grouping
+ * follow from the keys alone) */
+static bool same_objs(const struct cat_block *b, const struct cat_obj *o,
+		      size_t n)
+{
+	if (!b || b->n_objs != n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (b->objs[i].size != o[i].size ||
+		    b->objs[i].mtime_ns != o[i].mtime_ns ||
+		    !same_owner(&b->objs[i].owner, &o[i].owner) ||
+		    strcmp(b->objs[i].key, o[i].key) != 0)
+			return false;
+	return true;
+}
+
+/*
+ * Make the job of the n objects s (all of one job, every key one that
+ * classify() takes) into *jb and its block *blk.  A job of `prev` with
+ * the same objects is shared instead: 1.  0 when built; -ENOMEM.
+ */
+static int job_make(const struct src *s, size_t n, const struct catalog *prev,
+		    struct cat_job *jb, struct cat_block **blk)
+{
+	struct cat_obj *tmp = calloc(n, sizeof(*tmp)), *objs;
+	size_t i, idlen, strs = 0, np = 0, nck = 0, total, idoff;
+	const struct cat_obj *last = NULL;
+	struct cat_block *b;
+	struct arena ar;
+	bool demoted = false;
+	char *sp;
+	int rc;
+
+	*blk = NULL;
+	memset(jb, 0, sizeof(*jb));
+	if (!tmp)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		classify((char *)(uintptr_t)s[i].key, &tmp[i]);
+		tmp[i].size = s[i].size;
+		tmp[i].mtime_ns = s[i].mtime_ns;
+		tmp[i].owner = s[i].owner;
+		strs += strlen(s[i].key) + 1;
+	}
+	qsort(tmp, n, sizeof(*tmp), cmp_obj);
+	/* a documented name equal to a real one in the same checkpoint
+	 * would show twice in one directory: keep the real one */
+	for (i = 1; i < n; i++) {
+		if (!same_ckpt(&tmp[i - 1], &tmp[i]) ||
+		    strcmp(tmp[i - 1].name, tmp[i].name))
+			continue;
+		make_stray(tmp[i - 1].kind == CAT_DOC ? &tmp[i - 1] : &tmp[i]);
+		demoted = true;
+	}
+	if (demoted)
+		qsort(tmp, n, sizeof(*tmp), cmp_obj);
+	idoff = (size_t)(obj_job(&tmp[0], &idlen) - tmp[0].key);
+	if (prev && idlen < 24) {
+		char id[24];
+		const struct cat_job *pj;
+
+		memcpy(id, tmp[0].key + idoff, idlen);
+		id[idlen] = '\0';
+		pj = catalog_find(prev, id);
+		if (pj && same_objs(prev->blk[pj - prev->jobs], tmp, n)) {
+			*jb = *pj;
+			*blk = block_get(prev->blk[pj - prev->jobs]);
+			free(tmp);
+			return 1;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (obj_cls(&tmp[i]) != CLS_PIPE)
+			continue;
+		if (!last || last->pipeline_id != tmp[i].pipeline_id) {
+			np++;
+			nck++;
+		} else if (last->checkpoint_id != tmp[i].checkpoint_id) {
+			nck++;
+		}
+		last = &tmp[i];
+	}
+	total = round8(sizeof(*b)) + n * sizeof(*objs) +
+		round8(strs + idlen + 1) + np * sizeof(struct cat_pipe) +
+		nck * sizeof(struct cat_ckpt) + n * sizeof(struct cat_obj *);
+	b = calloc(1, total);
+	if (!b) {
+		free(tmp);
+		return -ENOMEM;
+	}
+	b->refs = 1;
+	b->n_objs = (unsigned)n;
+	ar.p = (char *)b + round8(sizeof(*b));
+	ar.end = (char *)b + total;
+	b->objs = objs = arena_take(&ar, n * sizeof(*objs));
+	sp = arena_take(&ar, strs + idlen + 1);
+	for (i = 0; i < n; i++) {
+		size_t len = strlen(tmp[i].key) + 1;
+
+		objs[i] = tmp[i];
+		memcpy(sp, tmp[i].key, len);
+		objs[i].key = sp;
+		objs[i].name = sp + (tmp[i].name - tmp[i].key);
+		sp += len;
+	}
+	memcpy(sp, objs[0].key + idoff, idlen);
+	sp[idlen] = '\0';
+	jb->id = sp;
+	free(tmp);
+	rc = build_job(objs, jb, 0, n, &ar);
+	if (rc < 0) {
+		free(b);
+		memset(jb, 0, sizeof(*jb));
+		return rc;
+	}
+	*blk = b;
+	return 0;
+}
+
 /* The component of `key` that names its job: the first one, or the one
- * after "savepoint/" (an upper bound of what classify() takes as the id). */
+ * after "savepoint/" (what classify() takes as the id). */
 static const char *job_comp(const char *key, size_t *len)
 {
 	const char *e;
@@ -496,41 +670,78 @@ static const char *job_comp(const char *key, size_t *len)
 	return key;
 }
 
-/* `owners`: one per entry (from a backend's listing), or NULL;
- * `release(cookie)`, when set, is called as soon as the entries (and
- * owners) are no longer read, before the catalog's own arrays are made:
- * the listing and the catalog are not both alive at the peak */
-static int from_entries(const struct cat_entry *ents,
-			const struct be_owner *owners, size_t n,
-			void (*release)(void *cookie), void *cookie,
-			struct catalog **out)
+/* A run of sorted entries [a, b) of one job, under <jobId>/ (sp false) or
+ * savepoint/<jobId>/; a job has one or two. */
+struct run {
+	const char *id;
+	size_t idlen, a, b;
+	bool sp;
+};
+
+static int cmp_run(const void *pa, const void *pb)
 {
-	const struct cat_entry **sorted = NULL, *prev = NULL;
-	const char *jc, *pjc = NULL;
-	size_t jl, pjl = 0;
-	struct cat_obj *bo = NULL, *shrunk;
-	struct catalog *c;
-	size_t i, ns = 0, nb = 0, pool_sz = 0, njobs = 0, s;
-	char *pp;
-	bool demoted = false;
+	const struct run *x = pa, *y = pb;
+	int c;
+
+	if (x->idlen != y->idlen)
+		return x->idlen < y->idlen ? -1 : 1;
+	c = memcmp(x->id, y->id, x->idlen);
+	if (c)
+		return (c > 0) - (c < 0);
+	return (int)x->sp - (int)y->sp;
+}
+
+static bool same_job(const struct run *x, const struct run *y)
+{
+	return x->idlen == y->idlen && !memcmp(x->id, y->id, x->idlen);
+}
+
+/* room for `more` jobs after c's (*cap: the arrays' size) */
+static int jobs_room(struct catalog *c, size_t *cap, size_t more)
+{
+	struct cat_job *nj;
+	struct cat_block **nb;
+	size_t want = c->n_jobs + more, nc = *cap ? *cap : 16;
+
+	if (want <= *cap)
+		return 0;
+	while (nc < want)
+		nc *= 2;
+	nj = realloc(c->jobs, nc * sizeof(*nj));
+	if (!nj)
+		return -ENOMEM;
+	c->jobs = nj;
+	nb = realloc(c->blk, nc * sizeof(*nb));
+	if (!nb)
+		return -ENOMEM;
+	c->blk = nb;
+	*cap = nc;
+	return 0;
+}
+
+/*
+ * The jobs of entries `ents`, appended to c's (*cap: the size of its
+ * arrays), each job once and in id order among them; `owners`: one per
+ * entry (from a backend's listing), or NULL; `prev`: a catalog whose
+ * unchanged jobs are shared.  0; -ENOMEM (c keeps what it has).
+ */
+static int add_entries(struct catalog *c, size_t *cap,
+		       const struct cat_entry *ents,
+		       const struct be_owner *owners, size_t n,
+		       const struct catalog *prev)
+{
+	const struct cat_entry **sorted = NULL, *prev_e = NULL;
+	struct run *runs = NULL, *nr;
+	struct src *src = NULL, *ns_;
+	size_t i, ns = 0, n_runs = 0, cap_runs = 0, cap_src = 0, njobs = 0;
 	int rc = -ENOMEM;
 
-	*out = NULL;
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		if (release)
-			release(cookie);
-		return -ENOMEM;
-	}
-	c->refs = 1;
-	c->built_ms = now_ms();
-	c->built_mono_ms = mono_ms();
 	if (n == 0)
-		goto done;
+		return 0;
 
 	sorted = calloc(n, sizeof(*sorted));
 	if (!sorted)
-		goto fail;
+		goto out;
 	for (i = 0; i < n; i++) {
 		const char *k = ents[i].key;
 		size_t len = k ? strlen(k) : 0;
@@ -544,111 +755,126 @@ static int from_entries(const struct cat_entry *ents,
 		sorted[ns++] = &ents[i];
 	}
 	qsort(sorted, ns, sizeof(*sorted), cmp_entry_key);
+	/* duplicates and keys that are no job's out; the rest in runs */
 	for (i = 0; i < ns; i++) {
-		if (prev && !strcmp(sorted[i]->key, prev->key)) {
+		struct cat_obj probe;
+		struct run r;
+
+		if (prev_e && !strcmp(sorted[i]->key, prev_e->key)) {
 			c->n_ignored++; /* a duplicate: keep the first */
 			sorted[i] = NULL;
 			continue;
 		}
-		prev = sorted[i];
-		/* the key, and room for its job id once per run of keys of
-		 * one job directory (sorted: a job's keys are adjacent) */
-		pool_sz += strlen(sorted[i]->key) + 1;
-		jc = job_comp(sorted[i]->key, &jl);
-		if (!pjc || jl != pjl || memcmp(jc, pjc, jl)) {
-			pool_sz += jl + 1;
-			pjc = jc;
-			pjl = jl;
-		}
-	}
-
-	/* the objects are classified into the catalog's own array */
-	c->pool = malloc(pool_sz ? pool_sz : 1);
-	c->objs = bo = calloc(ns ? ns : 1, sizeof(*bo));
-	if (!c->pool || !bo)
-		goto fail;
-	pp = c->pool;
-	for (i = 0; i < ns; i++) {
-		size_t len;
-
-		if (!sorted[i])
-			continue;
-		len = strlen(sorted[i]->key) + 1;
-		memcpy(pp, sorted[i]->key, len);
-		if (!classify(pp, &bo[nb])) {
+		prev_e = sorted[i];
+		if (!classify((char *)(uintptr_t)sorted[i]->key, &probe)) {
 			c->n_ignored++;
-			continue; /* its pool bytes are simply unused */
+			sorted[i] = NULL;
+			continue;
 		}
-		bo[nb].size = sorted[i]->size;
-		bo[nb].mtime_ns = sorted[i]->mtime_ns;
-		if (owners)
-			bo[nb].owner = owners[sorted[i] - ents];
-		pp += len;
-		nb++;
-	}
-	free(sorted);
-	sorted = NULL;
-	if (release) {
-		release(cookie);
-		release = NULL;
-	}
-	if (nb < ns) {
-		shrunk = realloc(bo, (nb ? nb : 1) * sizeof(*bo));
-		if (shrunk)
-			c->objs = bo = shrunk;
-	}
-	qsort(bo, nb, sizeof(*bo), cmp_obj);
-	/* a documented name equal to a real one in the same checkpoint
-	 * would show twice in one directory: keep the real one */
-	for (i = 1; i < nb; i++) {
-		if (!same_ckpt(&bo[i - 1], &bo[i]) ||
-		    strcmp(bo[i - 1].name, bo[i].name))
+		r.id = job_comp(sorted[i]->key, &r.idlen);
+		r.sp = r.id != sorted[i]->key;
+		if (n_runs && runs[n_runs - 1].sp == r.sp &&
+		    same_job(&runs[n_runs - 1], &r)) {
+			runs[n_runs - 1].b = i + 1;
 			continue;
-		make_stray(bo[i - 1].kind == CAT_DOC ? &bo[i - 1] : &bo[i]);
-		demoted = true;
+		}
+		if (n_runs == cap_runs) {
+			cap_runs = cap_runs ? 2 * cap_runs : 64;
+			nr = realloc(runs, cap_runs * sizeof(*runs));
+			if (!nr)
+				goto out;
+			runs = nr;
+		}
+		r.a = i;
+		r.b = i + 1;
+		runs[n_runs++] = r;
 	}
-	if (demoted)
-		qsort(bo, nb, sizeof(*bo), cmp_obj);
-
-	c->n_objs = nb;
-	for (i = 0; i < nb; i++) {
-		c->bytes += bo[i].size;
-		if (i == 0 || cmp_job(&bo[i - 1], &bo[i]))
+	if (!n_runs) {
+		rc = 0; /* nothing but ignored keys */
+		goto out;
+	}
+	/* jobs in numeric id order, a job's two runs adjacent */
+	qsort(runs, n_runs, sizeof(*runs), cmp_run);
+	for (i = 0; i < n_runs; i++)
+		if (i == 0 || !same_job(&runs[i - 1], &runs[i]))
 			njobs++;
-	}
-	if (njobs) {
-		c->jobs = calloc(njobs, sizeof(*c->jobs));
-		if (!c->jobs)
-			goto fail;
-	}
-	for (s = 0, i = 1; i <= nb && nb; i++) {
-		size_t jlen;
-		const char *job;
+	if (jobs_room(c, cap, njobs))
+		goto out;
+	for (i = 0; i < n_runs;) {
+		size_t e = i + 1, m = 0, need = runs[i].b - runs[i].a;
 
-		if (i < nb && !cmp_job(&bo[s], &bo[i]))
-			continue;
-		job = obj_job(&bo[s], &jlen);
-		memcpy(pp, job, jlen);
-		pp[jlen] = '\0';
-		c->jobs[c->n_jobs].id = pp;
-		pp += jlen + 1;
-		rc = build_job(c->objs, &c->jobs[c->n_jobs++], s, i);
-		if (rc < 0)
-			goto fail;
-		s = i;
+		if (e < n_runs && same_job(&runs[i], &runs[e])) {
+			need += runs[e].b - runs[e].a;
+			e++;
+		}
+		if (need > cap_src) {
+			ns_ = realloc(src, need * sizeof(*src));
+			if (!ns_)
+				goto out;
+			src = ns_;
+			cap_src = need;
+		}
+		for (size_t r = i; r < e; r++)
+			for (size_t k = runs[r].a; k < runs[r].b; k++) {
+				if (!sorted[k])
+					continue;
+				src[m++] = (struct src){
+					.key = sorted[k]->key,
+					.size = sorted[k]->size,
+					.mtime_ns = sorted[k]->mtime_ns,
+					.owner = owners ? owners[sorted[k] -
+								 ents]
+							: (struct be_owner){0},
+				};
+			}
+		rc = job_make(src, m, prev, &c->jobs[c->n_jobs],
+			      &c->blk[c->n_jobs]);
+		if (rc < 0) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		if (rc == 1)
+			c->n_shared++;
+		c->n_objs += c->jobs[c->n_jobs].n_objs;
+		c->bytes += c->jobs[c->n_jobs].bytes;
+		c->n_jobs++;
+		i = e;
 	}
-done:
+	rc = 0;
+out:
+	free(src);
+	free(runs);
 	free(sorted);
-	if (release)
-		release(cookie);
+	return rc < 0 ? -ENOMEM : 0;
+}
+
+static struct catalog *catalog_new(void)
+{
+	struct catalog *c = calloc(1, sizeof(*c));
+
+	if (c) {
+		c->refs = 1;
+		c->built_ms = now_ms();
+		c->built_mono_ms = mono_ms();
+	}
+	return c;
+}
+
+static int from_entries(const struct cat_entry *ents, size_t n,
+			const struct catalog *prev, struct catalog **out)
+{
+	struct catalog *c = catalog_new();
+	size_t cap = 0;
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	if (add_entries(c, &cap, ents, NULL, n, prev)) {
+		catalog_free(c);
+		return -ENOMEM;
+	}
 	*out = c;
 	return 0;
-fail:
-	free(sorted);
-	if (release)
-		release(cookie);
-	catalog_free(c);
-	return -ENOMEM;
 }
 
 /* ---- removing objects without listing */
@@ -659,87 +885,6 @@ static bool key_in(const char *key, const char *const *keys, size_t n)
 		if (strcmp(keys[i], key) == 0)
 			return true;
 	return false;
-}
-
-/* Call fn for every object of job `jb`, in the catalog's order (pipelines,
- * checkpoints, names; then savepoint data; then strays). */
-static void job_each_obj(const struct cat_job *jb,
-			 void (*fn)(void *cookie, const struct cat_obj *o),
-			 void *cookie)
-{
-	for (size_t j = 0; j < jb->n_pipes; j++)
-		for (size_t k = 0; k < jb->pipes[j].n_ckpts; k++)
-			for (size_t m = 0; m < jb->pipes[j].ckpts[k].n_objs;
-			     m++)
-				fn(cookie, jb->pipes[j].ckpts[k].objs[m]);
-	for (size_t j = 0; j < jb->n_sp; j++)
-		fn(cookie, jb->sp_objs[j]);
-	for (size_t j = 0; j < jb->n_strays; j++)
-		fn(cookie, jb->strays[j]);
-}
-
-struct keep {
-	const char *const *keys;
-	size_t n_keys;
-	struct cat_obj *objs; /* the kept ones, in the catalog's order */
-	size_t n;
-	size_t dropped;
-	uint64_t dropped_bytes;
-};
-
-static void keep_obj(void *cookie, const struct cat_obj *o)
-{
-	struct keep *k = cookie;
-	struct cat_obj *b;
-
-	if (key_in(o->key, k->keys, k->n_keys)) {
-		k->dropped++;
-		k->dropped_bytes += o->size;
-		return;
-	}
-	b = &k->objs[k->n++];
-	*b = *o;
-	b->restore_point = false; /* chosen again */
-	b->of = NULL;		  /* linked again, to the copies */
-}
-
-/*
- * Rebuild job `old` without `keys` into *jb (owned by d).  0, with
- * *left the objects kept (0: the job is gone, nothing allocated).
- */
-static int rebuild_job(struct catalog *d, const struct cat_job *old,
-		       const char *const *keys, size_t n_keys,
-		       struct cat_job *jb, size_t *left, struct keep *k)
-{
-	struct cat_obj **nb;
-	int rc;
-
-	memset(k, 0, sizeof(*k));
-	k->keys = keys;
-	k->n_keys = n_keys;
-	k->objs = calloc(old->n_objs ? old->n_objs : 1, sizeof(*k->objs));
-	if (!k->objs)
-		return -ENOMEM;
-	job_each_obj(old, keep_obj, k);
-	*left = k->n;
-	memset(jb, 0, sizeof(*jb));
-	jb->id = old->id;
-	if (k->n == 0) {
-		free(k->objs);
-		return 0;
-	}
-	nb = realloc(d->blocks, (d->n_blocks + 1) * sizeof(*nb));
-	if (!nb) {
-		free(k->objs);
-		return -ENOMEM;
-	}
-	d->blocks = nb;
-	d->blocks[d->n_blocks++] = k->objs; /* d owns them now */
-	/* the order kept is the order build_job needs (cmp_obj's) */
-	rc = build_job(k->objs, jb, 0, k->n);
-	if (rc < 0)
-		job_arrays_free(jb);
-	return rc;
 }
 
 /* the job a key belongs to ("<id>/..." or "savepoint/<id>/..."), or NULL */
@@ -759,12 +904,27 @@ static const struct cat_job *job_of_key(const struct catalog *c,
 	return catalog_find(c, id);
 }
 
+const struct cat_obj *catalog_find_key(const struct catalog *c, const char *key)
+{
+	const struct cat_job *jb = key ? job_of_key(c, key) : NULL;
+	const struct cat_block *b;
+
+	if (!jb)
+		return NULL;
+	b = c->blk[jb - c->jobs];
+	for (size_t i = 0; i < b->n_objs; i++)
+		if (!strcmp(b->objs[i].key, key))
+			return &b->objs[i];
+	return NULL;
+}
+
 int catalog_remove_keys(struct catalog *c, const char *const *keys, size_t n,
 			struct catalog **out)
 {
 	struct catalog *d;
 	unsigned char *hit;
-	size_t i, k = 0;
+	struct src *src = NULL;
+	size_t i;
 	bool any = false;
 	int rc = -ENOMEM;
 
@@ -793,38 +953,52 @@ int catalog_remove_keys(struct catalog *c, const char *const *keys, size_t n,
 	d->built_ms = c->built_ms;
 	d->built_mono_ms = c->built_mono_ms;
 	d->n_ignored = c->n_ignored;
-	d->n_objs = c->n_objs;
-	d->bytes = c->bytes;
-	d->base = catalog_get(c->base ? c->base : c);
 	d->jobs = calloc(c->n_jobs, sizeof(*d->jobs));
-	d->owned = calloc(c->n_jobs, 1);
-	if (!d->jobs || !d->owned)
+	d->blk = calloc(c->n_jobs, sizeof(*d->blk));
+	if (!d->jobs || !d->blk)
 		goto fail;
 	for (i = 0; i < c->n_jobs; i++) {
-		struct keep kp;
-		size_t left;
+		const struct cat_block *b = c->blk[i];
+		size_t m = 0;
 
-		/* jobs `c` rebuilt die with `c`: rebuild them again (they
-		 * are few: the jobs deleted from since the last listing) */
-		if (!hit[i] && !(c->owned && c->owned[i])) {
-			d->jobs[k++] = c->jobs[i];
-			continue;
+		if (!hit[i]) {
+			/* untouched: shared */
+			d->jobs[d->n_jobs] = c->jobs[i];
+			d->blk[d->n_jobs] = block_get(c->blk[i]);
+		} else {
+			free(src);
+			src = calloc(b->n_objs ? b->n_objs : 1, sizeof(*src));
+			if (!src)
+				goto fail;
+			for (size_t k = 0; k < b->n_objs; k++) {
+				const struct cat_obj *o = &b->objs[k];
+
+				if (key_in(o->key, keys, n))
+					continue;
+				src[m++] = (struct src){
+					.key = o->key,
+					.size = o->size,
+					.mtime_ns = o->mtime_ns,
+					.owner = o->owner,
+				};
+			}
+			if (m == 0)
+				continue; /* the job is gone */
+			rc = job_make(src, m, NULL, &d->jobs[d->n_jobs],
+				      &d->blk[d->n_jobs]);
+			if (rc < 0)
+				goto fail;
 		}
-		rc = rebuild_job(d, &c->jobs[i], hit[i] ? keys : NULL,
-				 hit[i] ? n : 0, &d->jobs[k], &left, &kp);
-		if (rc < 0)
-			goto fail;
-		d->n_objs -= kp.dropped;
-		d->bytes -= kp.dropped_bytes;
-		if (left)
-			d->owned[k++] = 1;
+		d->n_objs += d->jobs[d->n_jobs].n_objs;
+		d->bytes += d->jobs[d->n_jobs].bytes;
+		d->n_jobs++;
 	}
-	d->n_jobs = k;
+	free(src);
 	free(hit);
 	*out = d;
 	return 0;
 fail:
-	d->n_jobs = k;
+	free(src);
 	catalog_free(d);
 fail_hit:
 	free(hit);
@@ -836,32 +1010,66 @@ fail_hit:
 int catalog_from_entries(const struct cat_entry *ents, size_t n,
 			 struct catalog **out)
 {
-	return from_entries(ents, NULL, n, NULL, NULL, out);
+	return from_entries(ents, n, NULL, out);
 }
 
-/* A listing: the keys in one pool (offsets while it grows, pointers once
- * it is complete), not one allocation per object. */
+int catalog_from_entries_prev(const struct cat_entry *ents, size_t n,
+			      const struct catalog *prev, struct catalog **out)
+{
+	return from_entries(ents, n, prev, out);
+}
+
+/*
+ * A listing is made into jobs as it arrives (README "Memory": never the
+ * whole listing in memory beside the catalog): the keys of one job
+ * directory (<jobId>/ or savepoint/<jobId>/) come one after the other in
+ * a recursive listing, so they are collected (in one pool) until a key of
+ * another directory comes, and that run becomes its jobs at once.  A job
+ * met in several runs (its savepoint/ directory; a store that lists out of
+ * order) is made once more from its pieces at the end.
+ */
 struct collect {
-	struct cat_entry *v;
-	struct be_owner *owners; /* one per entry of v */
-	size_t *off;		 /* per entry: its key's offset in pool */
-	size_t n, cap;
+	struct catalog *c;	    /* the catalog being made */
+	size_t cap;		    /* of c's job arrays */
+	const struct catalog *prev; /* whose unchanged jobs are shared */
+	struct cat_entry *v;	    /* the current run */
+	struct be_owner *owners;    /* one per entry of v */
+	size_t *off;		    /* per entry: its key's offset in pool */
+	size_t n, cap_v;
 	char *pool;
 	size_t pool_len, pool_cap;
 	const char *prefix;
 	bool nomem;
 };
 
+/* the first `n` entries of the run become jobs; 0 or -ENOMEM */
+static int collect_flush(struct collect *col, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		col->v[i].key = col->pool + col->off[i];
+	return add_entries(col->c, &col->cap, col->v, col->owners, n,
+			   col->prev);
+}
+
+/* whether keys a and b are of one job directory */
+static bool same_dir(const char *a, const char *b)
+{
+	size_t al, bl;
+	const char *ja = job_comp(a, &al), *jb = job_comp(b, &bl);
+
+	return (ja == a) == (jb == b) && al == bl && !memcmp(ja, jb, al);
+}
+
 static int collect_fill(void *cookie, const char *name,
 			const struct be_attr *attr)
 {
 	struct collect *col = cookie;
-	size_t pl = strlen(col->prefix), nl = strlen(name);
+	size_t pl = strlen(col->prefix), nl = strlen(name), last;
 
 	if (attr->type != BE_FILE)
 		return 0;
-	if (col->n == col->cap) {
-		size_t ncap = col->cap ? col->cap * 2 : 256;
+	if (col->n == col->cap_v) {
+		size_t ncap = col->cap_v ? col->cap_v * 2 : 256;
 		struct cat_entry *nv = realloc(col->v, ncap * sizeof(*nv));
 		struct be_owner *no;
 		size_t *noff;
@@ -877,7 +1085,7 @@ static int collect_fill(void *cookie, const char *name,
 		if (!noff)
 			goto nomem;
 		col->off = noff;
-		col->cap = ncap;
+		col->cap_v = ncap;
 	}
 	if (col->pool_cap - col->pool_len < pl + nl + 1) {
 		size_t ncap = col->pool_cap ? col->pool_cap : 4096;
@@ -891,10 +1099,21 @@ static int collect_fill(void *cookie, const char *name,
 		col->pool = np;
 		col->pool_cap = ncap;
 	}
-	memcpy(col->pool + col->pool_len, col->prefix, pl);
-	memcpy(col->pool + col->pool_len + pl, name, nl + 1);
-	col->off[col->n] = col->pool_len;
+	last = col->pool_len;
+	memcpy(col->pool + last, col->prefix, pl);
+	memcpy(col->pool + last + pl, name, nl + 1);
 	col->pool_len += pl + nl + 1;
+	if (col->n && !same_dir(col->pool + col->off[0], col->pool + last)) {
+		/* another directory: the run so far becomes its jobs, and
+		 * this key starts the next one */
+		if (collect_flush(col, col->n))
+			goto nomem;
+		memmove(col->pool, col->pool + last, pl + nl + 1);
+		col->pool_len = pl + nl + 1;
+		last = 0;
+		col->n = 0;
+	}
+	col->off[col->n] = last;
 	col->v[col->n++] = (struct cat_entry){
 		.key = NULL, /* set from off[] once the pool stops moving */
 		.size = attr->size,
@@ -907,15 +1126,17 @@ nomem:
 	return 1;
 }
 
-static void collect_release(void *cookie)
+static void collect_release(struct collect *col)
 {
-	struct collect *col = cookie;
-
 	free(col->v);
 	free(col->owners);
 	free(col->off);
 	free(col->pool);
-	memset(col, 0, sizeof(*col));
+	col->v = NULL;
+	col->owners = NULL;
+	col->off = NULL;
+	col->pool = NULL;
+	col->n = col->cap_v = col->pool_len = col->pool_cap = 0;
 }
 
 /* list `dir` recursively into col; a missing dir lists nothing */
@@ -933,35 +1154,147 @@ static int collect_dir(struct backend *be, const char *dir, const char *prefix,
 	return rc;
 }
 
+struct job_ref {
+	struct cat_job j;
+	struct cat_block *b;
+};
+
+static int cmp_job_ref(const void *a, const void *b)
+{
+	const struct job_ref *x = a, *y = b;
+
+	return jobid_cmp(x->j.id, y->j.id);
+}
+
+static int cmp_src_key(const void *a, const void *b)
+{
+	return strcmp(((const struct src *)a)->key,
+		      ((const struct src *)b)->key);
+}
+
+/* jobs [a, b) of r, of one id, made into one (the first's slot) */
+static int merge_job(struct catalog *c, struct job_ref *r, size_t a, size_t b,
+		     const struct catalog *prev)
+{
+	struct src *src;
+	struct job_ref m;
+	size_t n = 0, k = 0;
+	int rc;
+
+	for (size_t i = a; i < b; i++)
+		n += r[i].b->n_objs;
+	src = calloc(n, sizeof(*src));
+	if (!src)
+		return -ENOMEM;
+	for (size_t i = a; i < b; i++)
+		for (size_t o = 0; o < r[i].b->n_objs; o++) {
+			const struct cat_obj *x = &r[i].b->objs[o];
+
+			src[k++] = (struct src){x->key, x->size, x->mtime_ns,
+						x->owner};
+		}
+	qsort(src, n, sizeof(*src), cmp_src_key);
+	for (size_t i = k = 0; i < n; i++) {
+		if (k && !strcmp(src[k - 1].key, src[i].key)) {
+			c->n_ignored++; /* listed twice: keep one */
+			continue;
+		}
+		src[k++] = src[i];
+	}
+	rc = job_make(src, k, prev, &m.j, &m.b);
+	free(src);
+	if (rc < 0)
+		return rc;
+	for (size_t i = a; i < b; i++)
+		block_put(r[i].b);
+	r[a] = m;
+	return 0;
+}
+
+/* c's jobs in id order, each once; its sums.  0 or -ENOMEM. */
+static int collect_finish(struct catalog *c, const struct catalog *prev)
+{
+	struct job_ref *r;
+	size_t i, e, w = 0;
+	int rc = 0;
+
+	if (!c->n_jobs)
+		return 0;
+	r = calloc(c->n_jobs, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	for (i = 0; i < c->n_jobs; i++)
+		r[i] = (struct job_ref){c->jobs[i], c->blk[i]};
+	qsort(r, c->n_jobs, sizeof(*r), cmp_job_ref);
+	c->n_objs = 0;
+	c->bytes = 0;
+	c->n_shared = 0;
+	for (i = 0; i < c->n_jobs; i = e) {
+		for (e = i + 1; e < c->n_jobs && !cmp_job_ref(&r[i], &r[e]);
+		     e++)
+			;
+		if (e - i > 1 && rc == 0)
+			rc = merge_job(c, r, i, e, prev);
+		else if (e - i > 1)
+			for (size_t k = i + 1; k < e; k++)
+				block_put(r[k].b);
+		r[w++] = r[i];
+	}
+	for (i = 0; i < w; i++) {
+		const struct cat_job *pj = catalog_find(prev, r[i].j.id);
+
+		c->jobs[i] = r[i].j;
+		c->blk[i] = r[i].b;
+		c->n_objs += r[i].j.n_objs;
+		c->bytes += r[i].j.bytes;
+		if (pj && prev->blk[pj - prev->jobs] == r[i].b)
+			c->n_shared++;
+	}
+	c->n_jobs = w;
+	free(r);
+	return rc;
+}
+
 static int build_from(struct backend *be, const char *const *dirs,
 		      const char *const *prefixes, size_t nd,
-		      struct catalog **out)
+		      const struct catalog *prev, struct catalog **out)
 {
-	struct collect col = {0};
+	struct collect col = {.prev = prev};
 	size_t i;
 	int rc = 0;
 
 	*out = NULL;
+	col.c = catalog_new();
+	if (!col.c)
+		return -ENOMEM;
 	for (i = 0; i < nd && rc == 0; i++)
 		rc = collect_dir(be, dirs[i], prefixes[i], &col);
+	if (rc == 0 && col.n && collect_flush(&col, col.n))
+		rc = -ENOMEM;
+	collect_release(&col);
+	if (rc == 0)
+		rc = collect_finish(col.c, prev);
 	if (rc) {
-		collect_release(&col);
+		catalog_free(col.c);
 		return rc;
 	}
-	for (i = 0; i < col.n; i++)
-		col.v[i].key = col.pool + col.off[i];
-	free(col.off);
-	col.off = NULL;
-	/* from_entries releases the listing once it is copied */
-	return from_entries(col.v, col.owners, col.n, collect_release, &col,
-			    out);
+	*out = col.c;
+	return 0;
 }
 
 int catalog_build(struct backend *be, struct catalog **out)
 {
 	static const char *const dirs[] = {""};
 
-	return build_from(be, dirs, dirs, 1, out);
+	return build_from(be, dirs, dirs, 1, NULL, out);
+}
+
+int catalog_rebuild(struct backend *be, const struct catalog *prev,
+		    struct catalog **out)
+{
+	static const char *const dirs[] = {""};
+
+	return build_from(be, dirs, dirs, 1, prev, out);
 }
 
 int catalog_build_job(struct backend *be, const char *job_id,
@@ -977,7 +1310,7 @@ int catalog_build_job(struct backend *be, const char *job_id,
 	snprintf(p0, sizeof(p0), "%s/", job_id);
 	snprintf(d1, sizeof(d1), "savepoint/%s", job_id);
 	snprintf(p1, sizeof(p1), "savepoint/%s/", job_id);
-	return build_from(be, dirs, prefixes, 2, out);
+	return build_from(be, dirs, prefixes, 2, NULL, out);
 }
 
 /* ---- lookups */

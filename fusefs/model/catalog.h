@@ -14,6 +14,12 @@
  * (catalog_get) and drop it (catalog_put).  Objects whose names fit no
  * layout are kept as a job's `strays` (shown, never interpreted).
  *
+ * Memory (README "Memory"): everything of one job (its objects, their
+ * keys, its pipelines, checkpoints and arrays) is one allocation, shared
+ * by reference between catalogs: a relisting keeps the jobs whose objects
+ * did not change from the catalog it replaces (catalog_rebuild), and
+ * catalog_remove_keys rebuilds only the jobs it touches.
+ *
  * The restore point of a pipeline (README "Deleting safely", R2) is the object
  * the engine would load on `-r`: in the real layout the finished `.ser` with
  * the greatest write timestamp (ties: the later name), in the documented layout
@@ -66,7 +72,8 @@ enum cat_kind {
 	CAT_STRAY = 4,	/* under <jobId>/ but fits no layout */
 };
 
-/* `key` and `name` are owned by the catalog: `name` points into `key`. */
+/* `key` and `name` are owned by the catalog: `name` points into `key`.
+ * (Fields ordered for size: 104 bytes.) */
 struct cat_obj {
 	char *key;  /* backend path, relative to the namespace */
 	char *name; /* path below its directory in the tree: the file
@@ -75,14 +82,14 @@ struct cat_obj {
 		       the path below <jobId>/ (stray) */
 	uint64_t size;
 	int64_t mtime_ns;
-	struct be_owner owner; /* at the source, when the store has owners */
-	enum cat_kind kind;
-	struct real_name rn; /* CAT_REAL only */
-	int32_t pipeline_id; /* CAT_REAL, CAT_DOC */
-	int64_t checkpoint_id;
-	bool restore_point; /* this object is its pipeline's restore point */
 	struct cat_obj *of; /* a .crc sidecar: its object, when present (the
 			       sidecar's restore point and type are its) */
+	int64_t checkpoint_id;
+	struct real_name rn;   /* CAT_REAL only */
+	struct be_owner owner; /* at the source, when the store has owners */
+	int32_t pipeline_id;   /* CAT_REAL, CAT_DOC */
+	uint8_t kind;	       /* enum cat_kind */
+	bool restore_point;    /* this object is its pipeline's restore point */
 };
 
 struct cat_ckpt {
@@ -124,6 +131,8 @@ struct cat_job {
 				   or 0 */
 };
 
+struct cat_block;
+
 struct catalog {
 	int refs; /* atomic */
 	int err;  /* 0, or -errno of the listing that failed */
@@ -131,19 +140,14 @@ struct catalog {
 	int64_t built_ms;
 	struct cat_job *jobs; /* sorted by id, numerically */
 	size_t n_jobs;
-	struct cat_obj *objs; /* owner of every object */
 	size_t n_objs;
 	uint64_t bytes;
 	size_t n_ignored; /* entries of the namespace that are not jobs
 			     (hostile keys and duplicates included) */
-	char *pool;	  /* private: the strings of objs and jobs */
-	/* private, for a catalog made by catalog_remove_keys: the listed
-	 * catalog whose strings, objects and unchanged jobs it shares (a
-	 * ref), which jobs it rebuilt itself, and their objects */
-	struct catalog *base;
-	unsigned char *owned; /* n_jobs flags, or NULL */
-	struct cat_obj **blocks;
-	size_t n_blocks;
+	/* private: per job, the allocation that holds it (a reference; a
+	 * job may be shared with other catalogs) */
+	struct cat_block **blk;
+	size_t n_shared; /* jobs taken from an earlier catalog */
 };
 
 /** One entry fed to the builder (tests use this without a backend). */
@@ -165,6 +169,17 @@ int catalog_from_entries(const struct cat_entry *ents, size_t n,
  * namespace that does not exist (yet) is an empty catalog, not -ENOENT.
  */
 int catalog_build(struct backend *be, struct catalog **out);
+/**
+ * catalog_build, sharing with `prev` (NULL: none) every job whose objects
+ * (keys, sizes, times, owners) are the ones `prev` has: a relisting of an
+ * unchanged namespace costs the listing, not a second catalog.  `prev` is
+ * untouched and may be dropped at once.
+ */
+int catalog_rebuild(struct backend *be, const struct catalog *prev,
+		    struct catalog **out);
+/** catalog_from_entries sharing with `prev` (as catalog_rebuild). */
+int catalog_from_entries_prev(const struct cat_entry *ents, size_t n,
+			      const struct catalog *prev, struct catalog **out);
 /** Build the catalog of one job only (fresh listing of <jobId>/ and
  * savepoint/<jobId>/), for decisions that must not use a stale view.
  * Missing directories are fine (the catalog then has no such job);
@@ -192,6 +207,9 @@ void catalog_put(struct catalog *c);
  * caller's reference on the catalog. */
 const struct cat_job *catalog_find(const struct catalog *c, const char *id);
 const struct cat_pipe *cat_job_pipe(const struct cat_job *j, int32_t pid);
+/** The object of this key, or NULL. */
+const struct cat_obj *catalog_find_key(const struct catalog *c,
+				       const char *key);
 const struct cat_ckpt *cat_pipe_ckpt(const struct cat_pipe *p, int64_t cid);
 
 #endif

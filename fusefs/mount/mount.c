@@ -121,17 +121,21 @@ static struct catalog *empty_catalog(int err)
 /* List the namespace and install the result; cat_building is set. */
 static void rebuild(struct stfs *fs)
 {
-	struct catalog *fresh = NULL;
+	struct catalog *fresh = NULL, *prev;
 	uint64_t gen;
 	int rc;
 
 	pthread_mutex_lock(&fs->cat_lock);
 	gen = fs->cat_gen;
+	prev = catalog_get(fs->cat);
 	pthread_mutex_unlock(&fs->cat_lock);
 	int64_t t0 = mono_ms();
 
 	STFS_INC(fs, catalog_builds);
-	rc = catalog_build(fs->ckpt, &fresh);
+	/* README "Memory": the jobs that did not change are shared with the
+	 * catalog served meanwhile, not built twice */
+	rc = catalog_rebuild(fs->ckpt, prev, &fresh);
+	catalog_put(prev);
 
 	pthread_mutex_lock(&fs->cat_lock);
 	fs->cat_building = false;

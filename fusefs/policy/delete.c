@@ -405,11 +405,7 @@ static void forget_listed(struct decision *d, const struct catalog *cat)
 	size_t k = 0;
 
 	for (size_t i = 0; i < d->n_removed; i++) {
-		bool listed = false;
-
-		for (size_t j = 0; j < cat->n_objs && !listed; j++)
-			listed = strcmp(cat->objs[j].key, d->removed[i]) == 0;
-		if (listed)
+		if (catalog_find_key(cat, d->removed[i]))
 			free(d->removed[i]);
 		else
 			d->removed[k++] = d->removed[i];

@@ -342,6 +342,65 @@ static void test_engine_jobs_cache_reuse(void **state)
 	srv_free(s);
 }
 
+/* README "Memory": a refreshed list shares the text of every job that did
+ * not change with the list it replaces (one copy of 10,000 jobs' texts,
+ * not two, while the old list is still served); a changed job gets its
+ * new text, and a shared text outlives the list it came from. */
+static void test_engine_refresh_shares_unchanged_texts(void **state)
+{
+	struct srv *s = srv_standard();
+	struct tconf t;
+	struct engine *e;
+	struct engine_snap *a, *b, *c;
+	const struct engine_job *ja, *jb;
+	char *moved, *at;
+
+	(void)state;
+	tconf_init(&t, 10000);
+	tconf_add(&t, s->ls.port, "");
+	e = new_engine(&t);
+	a = engine_jobs(e, 0);
+	assert_int_equal(a->err, 0);
+	assert_int_equal(a->n_jobs, 2);
+	tu_sleep_ms(20);
+	b = engine_jobs(e, 5);
+	assert_ptr_not_equal(a, b);
+	assert_int_equal(b->n_jobs, a->n_jobs);
+	for (size_t i = 0; i < b->n_jobs; i++) {
+		ja = engine_snap_find(a, b->jobs[i].id);
+		assert_non_null(ja);
+		assert_ptr_equal(b->jobs[i].json, ja->json);
+	}
+	/* the running job's counters move: its text only is new */
+	moved = strdup(s->routes[0].body);
+	assert_non_null(moved);
+	at = strstr(moved, "\"SourceReceivedCount\":\"1200\"");
+	assert_non_null(at);
+	memcpy(at + strlen("\"SourceReceivedCount\":\""), "1300", 4);
+	free(s->routes[0].body);
+	s->routes[0].body = moved;
+	engine_snap_put(a);
+	tu_sleep_ms(20);
+	c = engine_jobs(e, 5);
+	assert_int_equal(c->n_jobs, b->n_jobs);
+	ja = engine_snap_find(c, "953211384710987777");
+	jb = engine_snap_find(b, "953211384710987777");
+	assert_ptr_not_equal(ja->json, jb->json);
+	assert_non_null(memmem(ja->json, ja->json_len, "\"1300\"", 6));
+	assert_non_null(memmem(jb->json, jb->json_len, "\"1200\"", 6));
+	assert_true(ja->digest != jb->digest);
+	ja = engine_snap_find(c, "953211384710987790");
+	jb = engine_snap_find(b, "953211384710987790");
+	assert_ptr_equal(ja->json, jb->json);
+	/* b's texts live on in c (ASan: no use after free) */
+	engine_snap_put(b);
+	assert_int_equal(ja->json[ja->json_len - 1], '\n');
+	assert_non_null(strstr(ja->json, "953211384710987790"));
+	engine_snap_put(c);
+	engine_free(e);
+	srv_free(s);
+}
+
 static void test_engine_jobs_failover_from_dead_url(void **state)
 {
 	struct srv *s = srv_standard();
@@ -1093,6 +1152,7 @@ int main(void)
 		cmocka_unit_test(test_engine_refused_not_retried),
 		cmocka_unit_test(test_engine_jobs_single_flight),
 		cmocka_unit_test(test_engine_jobs_paged_form),
+		cmocka_unit_test(test_engine_refresh_shares_unchanged_texts),
 		cmocka_unit_test(test_engine_jobs_failure_keeps_last_known),
 		cmocka_unit_test(test_engine_jobs_never_answered),
 		cmocka_unit_test(test_engine_jobs_hung_server_deadline),

@@ -13,6 +13,12 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <malloc.h>
+#if defined(__SANITIZE_ADDRESS__)
+/* the ASan runtime's (sanitizer/allocator_interface.h, not always
+ * installed) */
+size_t __sanitizer_get_current_allocated_bytes(void);
+#endif
 
 #include "model/catalog.h"
 #include "fakes/fake_backend.h"
@@ -754,6 +760,163 @@ static void test_catalog_remove_keys_shares_other_jobs(void **state)
 	catalog_put(d);
 }
 
+/* ---- memory (README "Memory") */
+
+/* Heap bytes in use: glibc's count (chunks with their headers), or under
+ * ASan (make check) the sanitizer's count of the bytes asked for. */
+static size_t heap_used(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return __sanitizer_get_current_allocated_bytes();
+#else
+	struct mallinfo2 m = mallinfo2();
+
+	return m.uordblks + m.hblkhd;
+#endif
+}
+
+/* The bench's namespace (scripts/genstate.py): NJ jobs of 19-digit ids x
+ * 2 pipelines x 5 checkpoints, one .ser each. */
+#define BIG_JOBS 10000
+#define BIG_OBJS (BIG_JOBS * 10)
+
+struct big {
+	struct cat_entry e[BIG_OBJS];
+	char keys[BIG_OBJS][96];
+};
+
+static struct big *big_new(void)
+{
+	struct big *b = calloc(1, sizeof(*b));
+	size_t k = 0;
+
+	assert_non_null(b);
+	for (int j = 0; j < BIG_JOBS; j++)
+		for (int p = 1; p <= 2; p++)
+			for (int c = 1; c <= 5; c++) {
+				snprintf(b->keys[k], sizeof(b->keys[k]),
+					 "%llu/%lld-%d-%d-%d.ser",
+					 900000000000000000ULL +
+						 (unsigned long long)j * 7919,
+					 1764600000000LL + c * 1000, 100 + c, p,
+					 c);
+				b->e[k].key = b->keys[k];
+				b->e[k].size = 1000 + (uint64_t)c;
+				b->e[k].mtime_ns = c * MS;
+				k++;
+			}
+	return b;
+}
+
+/* A catalog of 100,000 objects costs at most 240 bytes an object, all
+ * included (272 before a job was one allocation and the object 104 bytes:
+ * one array per checkpoint, 120-byte objects). */
+static void test_catalog_bytes_per_object(void **state)
+{
+	struct big *b = big_new();
+	struct catalog *c;
+	size_t u0, u1;
+
+	(void)state;
+	u0 = heap_used();
+	assert_int_equal(catalog_from_entries(b->e, BIG_OBJS, &c), 0);
+	u1 = heap_used();
+	assert_int_equal(c->n_objs, BIG_OBJS);
+	assert_int_equal(c->n_jobs, BIG_JOBS);
+	print_message("catalog: %.1f bytes per object\n",
+		      (double)(u1 - u0) / BIG_OBJS);
+	assert_true(u1 - u0 <= (size_t)240 * BIG_OBJS);
+	catalog_put(c);
+	free(b);
+}
+
+/* A relisting shares every unchanged job with the catalog it replaces:
+ * while both are alive the new one costs at most 32 bytes an object (its
+ * job table), not a second catalog; the changed jobs are made afresh and
+ * the result is the catalog a fresh build gives. */
+static void test_catalog_rebuild_shares_unchanged_jobs(void **state)
+{
+	struct big *b = big_new();
+	struct catalog *c, *d, *fresh;
+	const char *changed = "900000000000007919"; /* job 1 */
+	struct cat_entry *e2 = calloc(BIG_OBJS + 1, sizeof(*e2));
+	size_t u0, u1;
+
+	(void)state;
+	assert_non_null(e2);
+	assert_int_equal(catalog_from_entries(b->e, BIG_OBJS, &c), 0);
+	/* the same listing: nothing but the job table is new */
+	u0 = heap_used();
+	assert_int_equal(catalog_from_entries_prev(b->e, BIG_OBJS, c, &d), 0);
+	u1 = heap_used();
+	print_message("rebuild: %.1f bytes per object\n",
+		      (double)(u1 - u0) / BIG_OBJS);
+	assert_true(u1 - u0 <= (size_t)32 * BIG_OBJS);
+	assert_int_equal(d->n_shared, BIG_JOBS);
+	assert_ptr_equal(catalog_find(d, changed)->pipes,
+			 catalog_find(c, changed)->pipes);
+	catalog_put(d);
+	/* job 1 grows a checkpoint, job 2's first object changes size */
+	memcpy(e2, b->e, BIG_OBJS * sizeof(*e2));
+	e2[BIG_OBJS] = (struct cat_entry){
+		"900000000000007919/1764600009000-1-1-9.ser", 5, 9 * MS};
+	e2[20].size++;
+	assert_int_equal(catalog_from_entries_prev(e2, BIG_OBJS + 1, c, &d), 0);
+	assert_int_equal(d->n_shared, BIG_JOBS - 2);
+	assert_ptr_not_equal(catalog_find(d, changed)->pipes,
+			     catalog_find(c, changed)->pipes);
+	assert_ptr_equal(catalog_find(d, "900000000000023757")->pipes,
+			 catalog_find(c, "900000000000023757")->pipes);
+	catalog_put(c); /* d must not need it */
+	fresh = build(e2, BIG_OBJS + 1);
+	assert_same_catalog(d, fresh);
+	assert_int_equal(catalog_find(d, changed)->pipes[0].restore_ckpt, 9);
+	assert_non_null(catalog_find_key(d, e2[BIG_OBJS].key));
+	assert_null(catalog_find_key(d, "900000000000007919/nothing"));
+	catalog_put(fresh);
+	catalog_put(d);
+	free(e2);
+	free(b);
+}
+
+/* A relisting over a backend shares the jobs that did not change, a job
+ * listed in two directories (<jobId>/ and savepoint/<jobId>/) included,
+ * and remakes the one that did. */
+static void test_catalog_rebuild_over_a_listing(void **state)
+{
+	struct backend *be = fake_with_tree();
+	struct catalog *c = NULL, *d = NULL, *e = NULL, *fresh = NULL;
+
+	(void)state;
+	fake_be_set_page_size(be, 2);
+	assert_int_equal(catalog_build(be, &c), 0);
+	assert_int_equal(c->n_shared, 0);
+	assert_int_equal(catalog_rebuild(be, c, &d), 0);
+	assert_int_equal(d->n_jobs, 3);
+	assert_int_equal(d->n_shared, 3);
+	assert_int_equal(d->n_ignored, c->n_ignored);
+	assert_ptr_equal(catalog_find(d, "11")->pipes,
+			 catalog_find(c, "11")->pipes);
+	assert_ptr_equal(catalog_find(d, "11")->sp_objs,
+			 catalog_find(c, "11")->sp_objs);
+	catalog_put(c);
+	assert_int_equal(fake_be_add_str(be, "savepoint/11/78/x", "h", 8), 0);
+	assert_int_equal(catalog_rebuild(be, d, &e), 0);
+	assert_int_equal(e->n_shared, 2);
+	assert_ptr_not_equal(catalog_find(e, "11")->sp_objs,
+			     catalog_find(d, "11")->sp_objs);
+	assert_ptr_equal(catalog_find(e, "12")->pipes,
+			 catalog_find(d, "12")->pipes);
+	catalog_put(d);
+	assert_int_equal(catalog_build(be, &fresh), 0);
+	assert_same_catalog(e, fresh);
+	assert_int_equal(e->n_ignored, fresh->n_ignored);
+	assert_int_equal(catalog_find(e, "11")->n_sp, 2);
+	catalog_put(fresh);
+	catalog_put(e);
+	be_close(be);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -778,6 +941,9 @@ int main(void)
 		cmocka_unit_test(
 			test_catalog_remove_keys_matches_a_fresh_build),
 		cmocka_unit_test(test_catalog_remove_keys_shares_other_jobs),
+		cmocka_unit_test(test_catalog_bytes_per_object),
+		cmocka_unit_test(test_catalog_rebuild_shares_unchanged_jobs),
+		cmocka_unit_test(test_catalog_rebuild_over_a_listing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

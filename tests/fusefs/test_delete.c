@@ -181,10 +181,7 @@ static int rm(struct fx *f, const char *key)
 
 static const struct cat_obj *find_obj(const struct catalog *c, const char *key)
 {
-	for (size_t i = 0; i < c->n_objs; i++)
-		if (strcmp(c->objs[i].key, key) == 0)
-			return &c->objs[i];
-	return NULL;
+	return catalog_find_key(c, key);
 }
 
 /* A1: a read error while the savepoint's header is read must not make it

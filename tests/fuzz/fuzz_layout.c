@@ -2,7 +2,10 @@
  * Fuzz target for fusefs/model/layout.c and fusefs/model/catalog.c: the input,
  * split on '\n', is a listing of keys.  Every line goes through
  * layout_parse_real(); all lines together through catalog_from_entries(),
- * whose tree is then walked and checked against its invariants.
+ * whose tree is then walked and checked against its invariants; then the
+ * same listing (every job shared) and the listing without its first half
+ * (odd jobs rebuilt) again, sharing with the first catalog, which is
+ * dropped before the second is walked.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -99,9 +102,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		n++;
 	}
 	if (catalog_from_entries(ents, n, &c) == 0) {
+		struct catalog *d = NULL;
+
 		walk(c);
 		CHECK(catalog_get(c) == c);
 		catalog_put(c);
+		if (catalog_from_entries_prev(ents, n, c, &d) == 0) {
+			CHECK(d->n_shared == c->n_jobs);
+			CHECK(d->n_jobs == c->n_jobs && d->n_objs == c->n_objs);
+			catalog_put(d);
+		}
+		if (catalog_from_entries_prev(ents + n / 2, n - n / 2, c, &d) ==
+		    0) {
+			catalog_put(c);
+			c = NULL;
+			walk(d);
+			catalog_put(d);
+		}
 		catalog_put(c);
 	}
 out:
