@@ -110,6 +110,8 @@ static const struct conf_key conf_keys[] = {
 	  "reuse storage listings this long"),
 	K("cache_ttl", CT_MS, cache_ttl_ms, false, 0, DAY, "3000", "MS",
 	  "pseudo-file and attribute cache"),
+	K("kernel_ttl", CT_MS, kernel_ttl_ms, false, 0, DAY, "60000", "MS",
+	  "kernel names/attributes under jobs/ (0: cache_ttl)"),
 	K("decision_age", CT_MS, decision_age_ms, false, 0, 10 * MIN, "2000",
 	  "MS", "max age of the job state used by rm"),
 	K("orphan_grace", CT_SEC, orphan_grace_s, false, 0, 366 * DAY, "600",

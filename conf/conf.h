@@ -60,6 +60,9 @@ struct stfs_conf {
 				  */
 	unsigned cache_ttl_ms;	 /* pseudo-file contents / kernel attr cache
 				    (3000) */
+	unsigned kernel_ttl_ms;	 /* kernel names, attributes and listings
+				    under jobs/, kept fresh by the ticker
+				    (60000; 0: cache_ttl) */
 	unsigned decision_age_ms; /* max age of the state used for rm (2000) */
 	unsigned orphan_grace_s;  /* orphan_grace, seconds (600) */
 	unsigned retries;	  /* extra tries for idempotent requests (2) */

@@ -14,7 +14,11 @@
  *
  * Per directory the table keeps the digest of the listing the kernel last
  * took and when: the kernel may keep its cached listing only when the new
- * one has the same digest (inodes_dir_same).
+ * one has the same digest (inodes_dir_same), or, below /jobs/<id>/ where
+ * the freshness ticker invalidates what changed (freshness.h), while it
+ * was not invalidated since (inodes_dir_valid).  Nodes below each
+ * /jobs/<id> are indexed by that prefix, so that invalidating one job
+ * costs its own nodes, not every node held (inodes_invalidate_under).
  *
  * Thread-safe (one mutex, held for no longer than a hash lookup).
  */
@@ -56,10 +60,29 @@ void inodes_unhash(struct inodes *t, const char *path);
  * came with it have not timed out in the kernel (a cached listing whose
  * entries timed out costs one LOOKUP per entry, where listing again costs
  * one READDIRPLUS per screenful).  When it says no, `digest` and `now_ms`
- * are recorded as the copy the kernel takes now.
+ * are recorded as the copy the kernel takes now, unless the table was
+ * invalidated since `epoch` (inodes_epoch, read before the listing was
+ * taken): that listing may predate the change, and nothing is recorded.
  */
 bool inodes_dir_same(struct inodes *t, uint64_t ino, uint64_t digest,
-		     int64_t now_ms, int64_t max_age_ms);
+		     int64_t now_ms, int64_t max_age_ms, uint64_t epoch);
+/** Whether the listing recorded for `ino` (by inodes_dir_same) is still the
+ * kernel's: neither forgotten nor invalidated since, and younger than
+ * `max_age_ms`. */
+bool inodes_dir_valid(struct inodes *t, uint64_t ino, int64_t now_ms,
+		      int64_t max_age_ms);
+/** The invalidation epoch: a reply built from a view taken before it moved
+ * may predate a change the kernel was told of (it gets a short lifetime). */
+uint64_t inodes_epoch(struct inodes *t);
+/**
+ * The nodes held at or below each of the job directories `tops`
+ * ("/jobs/<id>"; other paths are ignored): their recorded listings are
+ * forgotten, the epoch moves on, and their nodeids are returned (*ids,
+ * malloc'd, *n_ids of them; the caller tells the kernel).  Costs the nodes
+ * of those jobs.  0; -ENOMEM (nothing returned; the epoch moved).
+ */
+int inodes_invalidate_under(struct inodes *t, const char *const *tops, size_t n,
+			    uint64_t **ids, size_t *n_ids);
 /** Forget the recorded listing of `ino` (the next one is not "the same"). */
 void inodes_dir_forget(struct inodes *t, uint64_t ino);
 /** Nodes in the table (the root included). */

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fusefs/freshness.h"
 #include "fusefs/inodes.h"
 #include "fusefs/notify.h"
 #include "fusefs/signals.h"
@@ -27,6 +28,11 @@
 static struct stfs *g_fs;
 static struct inodes *g_nodes;
 static double g_ttl; /* entry, attribute and negative timeouts (s) */
+/* README "Caching in the kernel": entry and attribute timeouts below jobs/
+ * (s), longer than g_ttl only while the freshness ticker runs */
+static double g_kttl;
+static struct freshness *g_fresh;
+static bool g_expire_only; /* the kernel can expire an entry in place */
 
 /* ---- the request being served by this thread, and its interruption */
 
@@ -179,13 +185,31 @@ static bool ops_caller_allowed(struct stfs *fs)
  * cached listing (the next stat or readdir asks again); a name it holds no
  * node for loses its negative entry.
  */
+static void invalidate_jobs(struct fuse_session *se, const char *const *ids,
+			    size_t n, bool set_changed);
+
+/* the job id of "/jobs/<id>" exactly, or NULL */
+static const char *job_dir_id(const char *path)
+{
+	return strncmp(path, "/jobs/", 6) == 0 && path[6] &&
+			       !strchr(path + 6, '/')
+		       ? path + 6
+		       : NULL;
+}
+
 static void invalidate_path(void *cookie, const char *path)
 {
 	struct fuse_session *se = cookie;
 	uint64_t ino = inodes_find(g_nodes, path);
 	const char *slash = strrchr(path, '/');
+	const char *job = job_dir_id(path);
 
-	if (ino) {
+	if (job && g_fresh) {
+		/* a deletion or release changed the job: everything the
+		 * kernel holds of it, as the ticker would (its pipelines'
+		 * status, links and listings too) */
+		invalidate_jobs(se, &job, 1, false);
+	} else if (ino) {
 		inodes_dir_forget(g_nodes, ino);
 		fuse_lowlevel_notify_inval_inode(se, ino, 0, 0);
 	} else if (slash && slash[1]) {
@@ -204,13 +228,140 @@ static void invalidate_path(void *cookie, const char *path)
 	}
 }
 
+/* Tell the kernel that node `ino` at `path` may have changed: its
+ * attributes, data and listing, and its name in its parent (expired in
+ * place where the kernel can: the next use asks LOOKUP, or a READDIRPLUS
+ * of the parent refreshes it, and an unchanged node keeps its nodeid). */
+static void inval_node(struct fuse_session *se, uint64_t ino, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char parent[4096];
+	size_t pl;
+	uint64_t pino;
+
+	fuse_lowlevel_notify_inval_inode(se, ino, 0, 0);
+	if (!slash || !slash[1])
+		return;
+	pl = slash == path ? 1 : (size_t)(slash - path);
+	if (pl >= sizeof(parent))
+		return;
+	memcpy(parent, path, pl);
+	parent[pl] = '\0';
+	pino = inodes_find(g_nodes, parent);
+	if (!pino)
+		return;
+	if (g_expire_only && fuse_lowlevel_notify_expire_entry(
+				     se, pino, slash + 1, strlen(slash + 1),
+				     FUSE_LL_EXPIRE_ONLY) != -ENOSYS)
+		return;
+	fuse_lowlevel_notify_inval_entry(se, pino, slash + 1,
+					 strlen(slash + 1));
+}
+
+/*
+ * README "Caching in the kernel": jobs `ids` were added, removed or
+ * changed (the freshness ticker, or a deletion): every node the kernel
+ * holds at or below /jobs/<id> is invalidated (found by prefix in the
+ * inode table, at the cost of those nodes), a job the kernel holds no
+ * node of loses its negative entry, and /jobs its listing when the set of
+ * jobs changed.  n == 0: only the epoch moves (the ticker's first digest).
+ */
+static void invalidate_jobs(struct fuse_session *se, const char *const *ids,
+			    size_t n, bool set_changed)
+{
+	char(*tops)[80] = n ? calloc(n, sizeof(*tops)) : NULL;
+	const char **tp = n ? calloc(n, sizeof(*tp)) : NULL;
+	uint64_t *inos = NULL, jobs;
+	size_t n_inos = 0, m = 0;
+
+	if (n && (!tops || !tp)) {
+		free(tops);
+		free(tp);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (snprintf(tops[m], sizeof(tops[m]), "/jobs/%s", ids[i]) >=
+		    (int)sizeof(tops[m]))
+			continue;
+		tp[m] = tops[m];
+		m++;
+	}
+	if (inodes_invalidate_under(g_nodes, tp, m, &inos, &n_inos) == 0) {
+		for (size_t i = 0; i < n_inos; i++) {
+			char *path = NULL;
+
+			if (inodes_path(g_nodes, inos[i], &path) == 0)
+				inval_node(se, inos[i], path);
+			free(path);
+		}
+	}
+	jobs = inodes_find(g_nodes, "/jobs");
+	for (size_t i = 0; jobs && i < m; i++)
+		if (!inodes_find(g_nodes, tp[i])) /* a negative entry */
+			fuse_lowlevel_notify_inval_entry(se, jobs, tp[i] + 6,
+							 strlen(tp[i] + 6));
+	if (jobs && set_changed) {
+		inodes_dir_forget(g_nodes, jobs);
+		fuse_lowlevel_notify_inval_inode(se, jobs, 0, 0);
+	}
+	free(inos);
+	free(tops);
+	free(tp);
+}
+
 static struct fuse_session *g_se;
+
+static void fresh_changed(void *cookie, const char *const *ids, size_t n,
+			  bool set_changed)
+{
+	invalidate_jobs(cookie, ids, n, set_changed);
+}
+
+/* Whether `path` is kept long in the kernel: jobs/ and below, but for the
+ * live `restore` files (README "Caching in the kernel"). */
+static bool long_path(const char *path)
+{
+	const char *slash;
+
+	if (g_kttl <= g_ttl || strncmp(path, "/jobs", 5) != 0 ||
+	    (path[5] && path[5] != '/'))
+		return false;
+	slash = strrchr(path, '/');
+	return !(slash && strcmp(slash, "/restore") == 0 && slash > path + 5 &&
+		 memchr(path + 6, '/', (size_t)(slash - (path + 6))) == NULL);
+}
+
+/* The lifetime of a reply about `path`, built from a view taken at
+ * invalidation epoch `epoch`: long below jobs/ when nothing was
+ * invalidated since (else the reply may predate what the kernel was told). */
+static double reply_ttl(const char *path, uint64_t epoch)
+{
+	if (!long_path(path) || !fresh_ready(g_fresh) ||
+	    inodes_epoch(g_nodes) != epoch)
+		return g_ttl;
+	fresh_touch(g_fresh);
+	return g_kttl;
+}
 
 static void ll_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct stfs *fs = userdata;
 
-	(void)conn; /* READDIRPLUS (auto) and parallel dirops: the defaults */
+	/* READDIRPLUS (auto) and parallel dirops: the defaults */
+	if (g_kttl > g_ttl) {
+		/* links below jobs/ change only with their job (invalidated
+		 * then), those of by-state/ and by-name/ never */
+		if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
+			conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+		g_expire_only = (conn->capable & FUSE_CAP_EXPIRE_ONLY) != 0;
+		if (fresh_start(fs, fs->conf.cache_ttl_ms,
+				fs->conf.kernel_ttl_ms, fresh_changed, g_se,
+				&g_fresh)) {
+			log_warn("no freshness ticker: kernel_ttl falls back "
+				 "to cache_ttl");
+			g_kttl = g_ttl;
+		}
+	}
 	delete_set_invalidate(fs, invalidate_path, g_se);
 	/* Type=notify: READY=1 once a statfs of the mount is answered */
 	notify_ready_when_mounted(30000);
@@ -222,6 +373,8 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn)
 static void ll_destroy(void *userdata)
 {
 	delete_set_invalidate(userdata, NULL, NULL);
+	fresh_stop(g_fresh);
+	g_fresh = NULL;
 }
 
 /* Resolve `path` in a fresh view; the caller closes the view (always
@@ -274,14 +427,14 @@ static int path_stat(const char *path, struct stat *st)
 }
 
 static void entry_of(struct fuse_entry_param *e, uint64_t ino,
-		     const struct stat *st)
+		     const struct stat *st, double ttl)
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = ino;
 	e->generation = 1; /* nodeids are never reused (inodes.h) */
 	e->attr = *st;
-	e->attr_timeout = g_ttl;
-	e->entry_timeout = g_ttl;
+	e->attr_timeout = ttl;
+	e->entry_timeout = ttl;
 }
 
 static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -290,7 +443,8 @@ static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct intr d;
 	struct stat st;
 	char *path = NULL;
-	uint64_t ino = 0;
+	uint64_t ino = 0, epoch = inodes_epoch(g_nodes);
+	double ttl = g_ttl;
 	int rc;
 
 	call_begin(&d, req);
@@ -301,6 +455,8 @@ static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (rc == 0 && !(ino = inodes_ref(g_nodes, path)))
 		rc = -ENOMEM;
 	call_end(&d);
+	if (rc == 0)
+		ttl = reply_ttl(path, epoch);
 	free(path);
 	if (rc == -ENOENT && g_ttl > 0) {
 		/* a negative entry, kept as long as a positive one */
@@ -313,7 +469,7 @@ static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	entry_of(&e, ino, &st);
+	entry_of(&e, ino, &st, ttl);
 	if (fuse_reply_entry(req, &e) == -ENOENT)
 		inodes_forget(g_nodes, ino, 1); /* interrupted: not taken */
 }
@@ -339,6 +495,8 @@ static void ll_getattr(fuse_req_t req, fuse_ino_t ino,
 	struct intr d;
 	struct stat st;
 	char *path = NULL;
+	uint64_t epoch = inodes_epoch(g_nodes);
+	double ttl = g_ttl;
 	int rc;
 
 	call_begin(&d, req);
@@ -355,11 +513,14 @@ static void ll_getattr(fuse_req_t req, fuse_ino_t ino,
 		st.st_ctim = st.st_atim = st.st_mtim;
 	}
 	call_end(&d);
+	/* an open pseudo-file's own snapshot is not kept */
+	if (rc == 0 && !(h && h->pe))
+		ttl = reply_ttl(path, epoch);
 	free(path);
 	if (rc)
 		fuse_reply_err(req, -rc);
 	else
-		fuse_reply_attr(req, &st, g_ttl);
+		fuse_reply_attr(req, &st, ttl);
 }
 
 /*
@@ -369,7 +530,8 @@ static void ll_getattr(fuse_req_t req, fuse_ino_t ino,
  */
 struct dir_handle {
 	pthread_mutex_t lock;
-	struct tree_dir *d; /* protected by lock */
+	struct tree_dir *d; /* protected by lock; NULL: not listed yet */
+	uint64_t epoch;	    /* protected by lock; when d was listed */
 	bool served;	    /* protected by lock; a readdir answered */
 };
 
@@ -410,7 +572,10 @@ static int dir_list(const char *path, struct tree_dir **out)
  * walk after a change therefore sees it: every opendir lists afresh, and
  * only an unchanged listing is served from the kernel's copy, sparing the
  * readdir calls and, while the entries it came with are valid, every
- * per-entry LOOKUP.
+ * per-entry LOOKUP.  Below jobs/, where the freshness ticker invalidates
+ * what changed (README "Caching in the kernel"), a copy taken less than
+ * kernel_ttl ago and not invalidated since is kept without listing again;
+ * the listing is taken at the first readdir, if the kernel asks one.
  */
 static void ll_opendir(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
@@ -419,23 +584,36 @@ static void ll_opendir(fuse_req_t req, fuse_ino_t ino,
 	struct tree_dir *td = NULL;
 	struct intr d;
 	char *path = NULL;
+	uint64_t epoch = inodes_epoch(g_nodes);
+	bool kept = false, lng = false;
 	int rc;
 
 	call_begin(&d, req);
 	rc = inodes_path(g_nodes, ino, &path);
-	if (rc == 0)
+	if (rc == 0) {
+		lng = long_path(path) && fresh_ready(g_fresh);
+		kept = lng &&
+		       inodes_dir_valid(g_nodes, ino, mono_ms(),
+					(int64_t)g_fs->conf.kernel_ttl_ms);
+	}
+	if (rc == 0 && !kept)
 		rc = dir_list(path, &td);
 	if (rc == 0 && !(dh = calloc(1, sizeof(*dh))))
 		rc = -ENOMEM;
 	if (rc == 0) {
 		pthread_mutex_init(&dh->lock, NULL);
 		dh->d = td;
+		dh->epoch = epoch;
 		td = NULL;
 		fi->fh = (uint64_t)(uintptr_t)dh;
 		fi->cache_readdir = 1;
-		fi->keep_cache = inodes_dir_same(
-			g_nodes, ino, tree_dir_digest(dh->d), mono_ms(),
-			(int64_t)g_fs->conf.cache_ttl_ms);
+		fi->keep_cache =
+			kept ||
+			inodes_dir_same(g_nodes, ino, tree_dir_digest(dh->d),
+					mono_ms(),
+					lng ? (int64_t)g_fs->conf.kernel_ttl_ms
+					    : (int64_t)g_fs->conf.cache_ttl_ms,
+					epoch);
 	}
 	call_end(&d);
 	tree_dir_close(td);
@@ -465,12 +643,13 @@ struct dir_fill {
 	bool plus;
 	const char *dir;
 	off_t next;	/* offset of the entry being filled */
+	double ttl;	/* READDIRPLUS: the entries' lifetime */
 	uint64_t *refs; /* READDIRPLUS: the nodeids handed out */
 	size_t n_refs, max_refs;
 };
 
 static bool dir_add(struct dir_fill *f, const char *name, const struct stat *st,
-		    uint64_t ino)
+		    uint64_t ino, double ttl)
 {
 	size_t room = f->size - f->pos, need;
 
@@ -480,7 +659,7 @@ static bool dir_add(struct dir_fill *f, const char *name, const struct stat *st,
 		need = fuse_add_direntry_plus(f->req, NULL, 0, name, NULL, 0);
 		if (need > room)
 			return false;
-		entry_of(&e, ino, st);
+		entry_of(&e, ino, st, ttl);
 		fuse_add_direntry_plus(f->req, f->buf + f->pos, room, name, &e,
 				       f->next);
 	} else {
@@ -504,6 +683,7 @@ static int dir_fill_one(void *cookie, const char *name, const struct stat *st)
 	struct dir_fill *f = cookie;
 	uint64_t ino = 0;
 	char child[4096];
+	double ttl = g_ttl;
 
 	f->next++;
 	if (f->plus) {
@@ -514,19 +694,23 @@ static int dir_fill_one(void *cookie, const char *name, const struct stat *st)
 			return 1;
 		if (snprintf(child, sizeof(child), "%s%s%s", f->dir,
 			     strcmp(f->dir, "/") == 0 ? "" : "/",
-			     name) < (int)sizeof(child))
+			     name) < (int)sizeof(child)) {
 			ino = inodes_ref(g_nodes, child);
+			if (f->ttl > g_ttl && long_path(child))
+				ttl = f->ttl;
+		}
 		if (ino)
 			f->refs[f->n_refs++] = ino;
 	}
-	return dir_add(f, name, st, ino) ? 0 : 1;
+	return dir_add(f, name, st, ino, ttl) ? 0 : 1;
 }
 
 static void dir_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		     struct fuse_file_info *fi, bool plus)
 {
 	struct dir_handle *dh = (struct dir_handle *)(uintptr_t)fi->fh;
-	struct dir_fill f = {.req = req, .size = size, .plus = plus};
+	struct dir_fill f = {
+		.req = req, .size = size, .plus = plus, .ttl = g_ttl};
 	size_t from = off > 2 ? (size_t)(off - 2) : 0;
 	struct stat dot = {.st_mode = S_IFDIR, .st_ino = ino};
 	char *path = NULL;
@@ -550,27 +734,43 @@ static void dir_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (rc)
 		goto out;
 	pthread_mutex_lock(&dh->lock);
-	if (off == 0 && dh->served) {
-		/* a rewind: list again, and the kernel's copy is not this */
+	if (!dh->d || (off == 0 && dh->served)) {
+		/* not listed at opendir (the kernel was to keep its copy, and
+		 * asks nonetheless), or a rewind: list now */
 		struct tree_dir *td = NULL;
+		uint64_t epoch = inodes_epoch(g_nodes);
+		bool first = !dh->d;
 
 		rc = dir_list(path, &td);
 		if (rc == 0) {
 			tree_dir_close(dh->d);
 			dh->d = td;
+			dh->epoch = epoch;
 		}
-		inodes_dir_forget(g_nodes, ino);
+		if (rc == 0 && first)
+			(void)inodes_dir_same(
+				g_nodes, ino, tree_dir_digest(td), mono_ms(),
+				(int64_t)g_fs->conf.kernel_ttl_ms, epoch);
+		else
+			inodes_dir_forget(g_nodes, ino);
 	}
 	dh->served = true;
+	if (rc == 0 && plus) {
+		f.ttl = reply_ttl(path, dh->epoch);
+		if (f.ttl < g_kttl && long_path(path))
+			/* these entries are short-lived: the copy the kernel
+			 * takes of the listing is not to be kept long */
+			inodes_dir_forget(g_nodes, ino);
+	}
 	/* "." is offset 1, ".." 2, entry k (from 0) 3 + k */
 	if (rc == 0 && off < 1) {
 		f.next = 1;
-		if (!dir_add(&f, ".", &dot, 0))
+		if (!dir_add(&f, ".", &dot, 0, g_ttl))
 			goto unlock;
 	}
 	if (rc == 0 && off < 2) {
 		f.next = 2;
-		if (!dir_add(&f, "..", &dot, 0))
+		if (!dir_add(&f, "..", &dot, 0, g_ttl))
 			goto unlock;
 	}
 	if (rc == 0) {
@@ -1288,6 +1488,12 @@ int ops_main(struct fuse_args *args, struct stfs *fs)
 	}
 	g_fs = fs;
 	g_ttl = fs->conf.cache_ttl_ms / 1000.0;
+	/* README "Caching in the kernel": kernel_ttl 0 (or not above a
+	 * cache_ttl that is not 0) keeps the old lifetimes, and no ticker */
+	g_kttl = fs->conf.cache_ttl_ms &&
+				 fs->conf.kernel_ttl_ms > fs->conf.cache_ttl_ms
+			 ? fs->conf.kernel_ttl_ms / 1000.0
+			 : g_ttl;
 	se = fuse_session_new(args, &stfs_ops, sizeof(stfs_ops), fs);
 	if (!se) {
 		res = 3;
@@ -1325,8 +1531,10 @@ int ops_main(struct fuse_args *args, struct stfs *fs)
 		res = 7;
 out4:
 	/* the worker sends notifications on the session: stop it while the
-	 * session is whole */
+	 * session is whole; the ticker too */
 	delete_set_invalidate(fs, NULL, NULL);
+	fresh_stop(g_fresh);
+	g_fresh = NULL;
 	fuse_remove_signal_handlers(se);
 out3:
 	fuse_session_unmount(se);

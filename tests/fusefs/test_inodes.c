@@ -1,8 +1,9 @@
 /*
  * test_inodes — the low-level FUSE layer's node table (fusefs/inodes.h):
  * nodeid <-> path, lookup counts and FORGET, unhashing after a removal,
- * the per-directory listing digest, growth past the first buckets, and
- * concurrent LOOKUP/FORGET of the same paths.
+ * the per-directory listing digest, growth past the first buckets,
+ * concurrent LOOKUP/FORGET of the same paths, and invalidating the nodes
+ * held below a job directory (the freshness ticker's part).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -113,18 +114,102 @@ static void test_dir_digest(void **state)
 
 	(void)state;
 	/* nothing handed out yet */
-	assert_false(inodes_dir_same(t, d, 7, 1000, 3000));
-	assert_true(inodes_dir_same(t, d, 7, 1500, 3000));
+	assert_false(inodes_dir_same(t, d, 7, 1000, 3000, 0));
+	assert_true(inodes_dir_same(t, d, 7, 1500, 3000, 0));
 	/* the age counts from when the kernel took it, not from the last
 	 * opendir that let it keep it */
-	assert_true(inodes_dir_same(t, d, 7, 3999, 3000));
-	assert_false(inodes_dir_same(t, d, 7, 4000, 3000)); /* timed out */
-	assert_true(inodes_dir_same(t, d, 7, 4100, 3000));  /* taken at 4000 */
-	assert_false(inodes_dir_same(t, d, 8, 4200, 3000)); /* changed */
-	assert_true(inodes_dir_same(t, d, 8, 4300, 3000));
+	assert_true(inodes_dir_same(t, d, 7, 3999, 3000, 0));
+	assert_false(inodes_dir_same(t, d, 7, 4000, 3000, 0)); /* timed out */
+	assert_true(
+		inodes_dir_same(t, d, 7, 4100, 3000, 0)); /* taken at 4000 */
+	assert_false(inodes_dir_same(t, d, 8, 4200, 3000, 0)); /* changed */
+	assert_true(inodes_dir_same(t, d, 8, 4300, 3000, 0));
 	inodes_dir_forget(t, d);
-	assert_false(inodes_dir_same(t, d, 8, 4400, 3000));
-	assert_false(inodes_dir_same(t, 9999, 8, 4400, 3000)); /* unknown */
+	assert_false(inodes_dir_same(t, d, 8, 4400, 3000, 0));
+	assert_false(inodes_dir_same(t, 9999, 8, 4400, 3000, 0)); /* unknown */
+	inodes_free(t);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* what the freshness ticker asks: the nodes held at and below
+ * /jobs/<id>, not those of /jobs/<id>0 nor /jobs itself */
+static void test_invalidate_under(void **state)
+{
+	struct inodes *t = table();
+	uint64_t jobs = inodes_ref(t, "/jobs");
+	uint64_t j1 = inodes_ref(t, "/jobs/1");
+	uint64_t a = inodes_ref(t, "/jobs/1/pipelines");
+	uint64_t b = inodes_ref(t, "/jobs/1/pipelines/1/checkpoints/3/x.ser");
+	uint64_t j10 = inodes_ref(t, "/jobs/10");
+	uint64_t c = inodes_ref(t, "/jobs/10/status");
+	uint64_t j2 = inodes_ref(t, "/jobs/2");
+	const char *tops[] = {"/jobs/1", "/by-state/RUNNING", "/jobs/2/x"};
+	uint64_t want[] = {j1, a, b}, *ids = NULL;
+	uint64_t e0 = inodes_epoch(t);
+	size_t n = 0;
+
+	(void)state;
+	(void)jobs;
+	(void)j2;
+	assert_false(inodes_dir_same(t, a, 5, 100, 60000, e0));
+	assert_false(inodes_dir_same(t, c, 5, 100, 60000, e0));
+	assert_true(inodes_dir_valid(t, a, 200, 60000));
+	assert_false(inodes_dir_valid(t, a, 60100, 60000)); /* timed out */
+	assert_int_equal(inodes_invalidate_under(t, tops, 3, &ids, &n), 0);
+	assert_int_equal(n, 3);
+	qsort(ids, n, sizeof(*ids), cmp_u64);
+	qsort(want, 3, sizeof(*want), cmp_u64);
+	assert_memory_equal(ids, want, sizeof(want));
+	free(ids);
+	assert_true(inodes_epoch(t) != e0);
+	/* the invalidated listing is no longer the kernel's; the other is */
+	assert_false(inodes_dir_valid(t, a, 200, 60000));
+	assert_true(inodes_dir_valid(t, c, 200, 60000));
+	/* a listing taken before the invalidation is not recorded */
+	assert_false(inodes_dir_same(t, a, 5, 300, 60000, e0));
+	assert_false(inodes_dir_valid(t, a, 300, 60000));
+	assert_false(inodes_dir_same(t, a, 5, 300, 60000, inodes_epoch(t)));
+	assert_true(inodes_dir_valid(t, a, 300, 60000));
+	/* forgotten nodes leave the index (ASan: no dangling link) */
+	inodes_forget(t, b, 1);
+	inodes_forget(t, j10, 1);
+	inodes_forget(t, c, 1);
+	assert_int_equal(inodes_invalidate_under(t, tops, 1, &ids, &n), 0);
+	assert_int_equal(n, 2);
+	free(ids);
+	inodes_free(t);
+}
+
+/* the index survives the table's growth: every job's nodes found */
+static void test_invalidate_after_growth(void **state)
+{
+	struct inodes *t = table();
+	char p[64];
+	uint64_t *ids = NULL;
+	size_t n = 0;
+	const char *top = "/jobs/77";
+
+	(void)state;
+	for (int i = 0; i < 3000; i++) {
+		snprintf(p, sizeof(p), "/jobs/%d/f%d", i % 100, i);
+		assert_true(inodes_ref(t, p) > 1);
+	}
+	assert_int_equal(inodes_invalidate_under(t, &top, 1, &ids, &n), 0);
+	assert_int_equal(n, 30);
+	for (size_t k = 0; k < n; k++) {
+		char *path = NULL;
+
+		assert_int_equal(inodes_path(t, ids[k], &path), 0);
+		assert_int_equal(strncmp(path, "/jobs/77/", 9), 0);
+		free(path);
+	}
+	free(ids);
 	inodes_free(t);
 }
 
@@ -215,6 +300,8 @@ int main(void)
 		cmocka_unit_test(test_forget_counts_lookups),
 		cmocka_unit_test(test_unhash_after_removal),
 		cmocka_unit_test(test_dir_digest),
+		cmocka_unit_test(test_invalidate_under),
+		cmocka_unit_test(test_invalidate_after_growth),
 		cmocka_unit_test(test_long_name),
 		cmocka_unit_test(test_many_nodes),
 		cmocka_unit_test(test_concurrent_lookup_forget),
