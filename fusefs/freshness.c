@@ -32,12 +32,12 @@ struct freshness {
 	pthread_t tid;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	bool stop;	     /* protected by lock */
-	bool ready;	     /* atomic */
-	int64_t last_long;   /* atomic: mono ms of the last long reply */
-	uint64_t ticks;	     /* atomic */
-	struct sigs prev;    /* the ticker's own */
-	char **again;	     /* changed at the last tick: handed once more */
+	bool stop;	   /* protected by lock */
+	bool ready;	   /* atomic */
+	int64_t last_long; /* atomic: mono ms of the last long reply */
+	uint64_t ticks;	   /* atomic */
+	struct sigs prev;  /* the ticker's own */
+	char **again;	   /* changed at the last tick: handed once more */
 	size_t n_again;
 	bool again_set;
 };
@@ -54,9 +54,9 @@ static uint64_t mix_obj(uint64_t h, const struct cat_obj *o)
 {
 	int64_t f[5] = {(int64_t)o->size, o->mtime_ns, o->restore_point,
 			o->owner.has ? (int64_t)o->owner.perm : -1,
-			o->owner.has ? ((int64_t)o->owner.uid << 32) |
-					       o->owner.gid
-				     : -1};
+			o->owner.has
+				? ((int64_t)o->owner.uid << 32) | o->owner.gid
+				: -1};
 
 	h = pcache_mix(h, o->key, strlen(o->key) + 1);
 	return pcache_mix(h, f, sizeof(f));
@@ -73,8 +73,8 @@ uint64_t fresh_job_sig(const struct view *v, const struct job_view *jv)
 {
 	const struct cat_job *cj = jv->cj;
 	uint64_t h = 0xcbf29ce484222325ULL;
-	int64_t f[5] = {jv->state, jv->stale, jv->mtime_s,
-			v->snap->err != 0, v->snap->partial};
+	int64_t f[5] = {jv->state, jv->stale, jv->mtime_s, v->snap->err != 0,
+			v->snap->partial};
 
 	h = pcache_mix(h, f, sizeof(f));
 	if (jv->ej)
@@ -211,8 +211,9 @@ static void tick(struct freshness *f)
 		return; /* out of memory: try again at the next tick */
 	while (rc == 0 && (i < f->prev.n || k < now.n)) {
 		int cmp = i >= f->prev.n ? 1
-			  : k >= now.n	 ? -1
-					 : jobid_cmp(f->prev.v[i].id, now.v[k].id);
+			  : k >= now.n
+				  ? -1
+				  : jobid_cmp(f->prev.v[i].id, now.v[k].id);
 
 		if (cmp < 0) { /* removed */
 			set = true;
