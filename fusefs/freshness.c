@@ -11,6 +11,7 @@
 
 #include "backends/backend.h"
 #include "util/jobid.h"
+#include "util/log.h"
 #include "util/pcache.h"
 
 struct sig {
@@ -282,6 +283,8 @@ static void *ticker(void *arg)
 			 * it is in): replies given before it are short-lived */
 			pthread_mutex_unlock(&f->lock);
 			if (take(f, &f->prev) == 0) {
+				log_debug("freshness: first digest, %zu jobs",
+					  f->prev.n);
 				f->fn(f->cookie, NULL, 0, false);
 				__atomic_store_n(&f->ready, true,
 						 __ATOMIC_RELEASE);

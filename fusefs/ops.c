@@ -179,12 +179,45 @@ static bool ops_caller_allowed(struct stfs *fs)
 	return delete_caller_allowed(fs, &c);
 }
 
-/*
- * delete.c's invalidation worker asks the kernel through this, off the
- * FUSE call path: a node the kernel holds loses its attributes, data and
- * cached listing (the next stat or readdir asks again); a name it holds no
- * node for loses its negative entry.
- */
+/* The node of the directory holding `path` (0: none held), and the name
+ * of `path` in it (*name points into path). */
+static uint64_t parent_of(const char *path, const char **name)
+{
+	const char *slash = strrchr(path, '/');
+	char parent[4096];
+	size_t pl;
+
+	if (!slash || !slash[1])
+		return 0;
+	pl = slash == path ? 1 : (size_t)(slash - path);
+	if (pl >= sizeof(parent))
+		return 0;
+	memcpy(parent, path, pl);
+	parent[pl] = '\0';
+	*name = slash + 1;
+	return inodes_find(g_nodes, parent);
+}
+
+/* Tell the kernel that node `ino` at `path` may have changed: its
+ * attributes, data and listing, and its name in its parent (expired in
+ * place where the kernel can: the next use asks LOOKUP, or a READDIRPLUS
+ * of the parent refreshes it, and an unchanged node keeps its nodeid). */
+static void inval_node(struct fuse_session *se, uint64_t ino, const char *path)
+{
+	const char *name = NULL;
+	uint64_t pino;
+
+	fuse_lowlevel_notify_inval_inode(se, ino, 0, 0);
+	pino = parent_of(path, &name);
+	if (!pino)
+		return;
+	if (g_expire_only &&
+	    fuse_lowlevel_notify_expire_entry(se, pino, name, strlen(name),
+					      FUSE_LL_EXPIRE_ONLY) != -ENOSYS)
+		return;
+	fuse_lowlevel_notify_inval_entry(se, pino, name, strlen(name));
+}
+
 static void invalidate_jobs(struct fuse_session *se, const char *const *ids,
 			    size_t n, bool set_changed);
 
@@ -197,65 +230,29 @@ static const char *job_dir_id(const char *path)
 		       : NULL;
 }
 
+/*
+ * delete.c's invalidation worker asks the kernel through this, off the
+ * FUSE call path: a node the kernel holds loses its attributes, data and
+ * cached listing (the next stat or readdir asks again); a name it holds no
+ * node for loses its negative entry.  A job directory stands for the whole
+ * job while the freshness ticker runs (README "Caching in the kernel"):
+ * a deletion or release changed its pipelines' status, links and
+ * listings too.
+ */
 static void invalidate_path(void *cookie, const char *path)
 {
 	struct fuse_session *se = cookie;
-	uint64_t ino = inodes_find(g_nodes, path);
-	const char *slash = strrchr(path, '/');
-	const char *job = job_dir_id(path);
+	uint64_t ino = inodes_find(g_nodes, path), pino;
+	const char *job = job_dir_id(path), *name = NULL;
 
 	if (job && g_fresh) {
-		/* a deletion or release changed the job: everything the
-		 * kernel holds of it, as the ticker would (its pipelines'
-		 * status, links and listings too) */
 		invalidate_jobs(se, &job, 1, false);
 	} else if (ino) {
 		inodes_dir_forget(g_nodes, ino);
 		fuse_lowlevel_notify_inval_inode(se, ino, 0, 0);
-	} else if (slash && slash[1]) {
-		char parent[4096];
-		size_t pl = slash == path ? 1 : (size_t)(slash - path);
-		uint64_t pino;
-
-		if (pl >= sizeof(parent))
-			return;
-		memcpy(parent, path, pl);
-		parent[pl] = '\0';
-		pino = inodes_find(g_nodes, parent);
-		if (pino)
-			fuse_lowlevel_notify_inval_entry(se, pino, slash + 1,
-							 strlen(slash + 1));
+	} else if ((pino = parent_of(path, &name))) {
+		fuse_lowlevel_notify_inval_entry(se, pino, name, strlen(name));
 	}
-}
-
-/* Tell the kernel that node `ino` at `path` may have changed: its
- * attributes, data and listing, and its name in its parent (expired in
- * place where the kernel can: the next use asks LOOKUP, or a READDIRPLUS
- * of the parent refreshes it, and an unchanged node keeps its nodeid). */
-static void inval_node(struct fuse_session *se, uint64_t ino, const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char parent[4096];
-	size_t pl;
-	uint64_t pino;
-
-	fuse_lowlevel_notify_inval_inode(se, ino, 0, 0);
-	if (!slash || !slash[1])
-		return;
-	pl = slash == path ? 1 : (size_t)(slash - path);
-	if (pl >= sizeof(parent))
-		return;
-	memcpy(parent, path, pl);
-	parent[pl] = '\0';
-	pino = inodes_find(g_nodes, parent);
-	if (!pino)
-		return;
-	if (g_expire_only && fuse_lowlevel_notify_expire_entry(
-				     se, pino, slash + 1, strlen(slash + 1),
-				     FUSE_LL_EXPIRE_ONLY) != -ENOSYS)
-		return;
-	fuse_lowlevel_notify_inval_entry(se, pino, slash + 1,
-					 strlen(slash + 1));
 }
 
 /*
@@ -287,6 +284,10 @@ static void invalidate_jobs(struct fuse_session *se, const char *const *ids,
 		m++;
 	}
 	if (inodes_invalidate_under(g_nodes, tp, m, &inos, &n_inos) == 0) {
+		if (m)
+			log_debug("kernel: %zu job(s) changed (%s%s), %zu "
+				  "node(s) invalidated",
+				  m, tp[0] + 6, m > 1 ? ", ..." : "", n_inos);
 		for (size_t i = 0; i < n_inos; i++) {
 			char *path = NULL;
 
