@@ -201,7 +201,7 @@ static void free_ids(char **v, size_t n)
  * the last tick). */
 static void tick(struct freshness *f)
 {
-	struct sigs now;
+	struct sigs now = {0};
 	char **ch = NULL, **all = NULL;
 	size_t n_ch = 0, n_all = 0, i = 0, k = 0;
 	bool set = false;
