@@ -28,7 +28,7 @@ struct inodes {
 	struct inode **by_id, **by_path, **by_job; /* nb buckets each */
 	size_t nb, n;
 	uint64_t next_id;
-	uint64_t epoch; /* bumped by inodes_invalidate_under */
+	uint64_t epoch; /* atomic; bumped by inodes_invalidate_under */
 	struct inode *root;
 };
 
@@ -382,7 +382,7 @@ bool inodes_dir_same(struct inodes *t, uint64_t ino, uint64_t digest,
 
 	pthread_mutex_lock(&t->lock);
 	i = find_id(t, ino);
-	if (i && epoch != t->epoch) {
+	if (i && epoch != __atomic_load_n(&t->epoch, __ATOMIC_ACQUIRE)) {
 		/* invalidated while this listing was taken: it may predate
 		 * the change, so it is not a copy the kernel may keep */
 		i->dir_known = false;
@@ -414,12 +414,8 @@ bool inodes_dir_valid(struct inodes *t, uint64_t ino, int64_t now_ms,
 
 uint64_t inodes_epoch(struct inodes *t)
 {
-	uint64_t e;
-
-	pthread_mutex_lock(&t->lock);
-	e = t->epoch;
-	pthread_mutex_unlock(&t->lock);
-	return e;
+	/* read at every reply: no lock (written under it, atomically) */
+	return __atomic_load_n(&t->epoch, __ATOMIC_ACQUIRE);
 }
 
 /* Whether node `i` is `top` ("/jobs/<id>", length tl) or below it. */
@@ -439,7 +435,7 @@ int inodes_invalidate_under(struct inodes *t, const char *const *tops, size_t n,
 	*ids = NULL;
 	*n_ids = 0;
 	pthread_mutex_lock(&t->lock);
-	t->epoch++;
+	__atomic_add_fetch(&t->epoch, 1, __ATOMIC_RELEASE);
 	for (size_t j = 0; j < n && rc == 0; j++) {
 		size_t tl = job_prefix_len(tops[j]);
 		uint64_t h;
