@@ -255,6 +255,30 @@ static void tick(struct freshness *f)
 	f->prev = now;
 }
 
+/*
+ * How long to sleep after a tick: the interval, or less when the storage
+ * listing falls due sooner, so that a change in storage is seen about
+ * storage_ttl after it, as by a walk that lists again (and not one
+ * interval later still).
+ */
+static unsigned next_wait(struct freshness *f)
+{
+	struct stfs *fs = f->fs;
+	int64_t ttl = fs->conf.storage_ttl_ms, due;
+
+	pthread_mutex_lock(&fs->cat_lock);
+	/* as stfs_catalog: a slow listing is redone at most a tenth of the
+	 * time */
+	if (ttl < 10 * fs->cat_build_ms)
+		ttl = 10 * fs->cat_build_ms;
+	due = fs->cat_tried + ttl - mono_ms();
+	pthread_mutex_unlock(&fs->cat_lock);
+	if (due < 0)
+		due = 0;
+	due += 5; /* just past it */
+	return due < (int64_t)f->interval_ms ? (unsigned)due : f->interval_ms;
+}
+
 static void *ticker(void *arg)
 {
 	struct freshness *f = arg;
@@ -300,6 +324,7 @@ static void *ticker(void *arg)
 			continue;
 		pthread_mutex_unlock(&f->lock);
 		tick(f);
+		wait_ms = next_wait(f);
 		pthread_mutex_lock(&f->lock);
 	}
 	pthread_mutex_unlock(&f->lock);

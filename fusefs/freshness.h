@@ -2,7 +2,8 @@
  * freshness — the ticker that lets the kernel keep names, attributes and
  * listings below jobs/ for kernel_ttl (README "Caching in the kernel").
  *
- * Every interval (cache_ttl) while the kernel may hold a long-lived reply
+ * Every interval (cache_ttl; sooner when the storage listing falls due
+ * before) while the kernel may hold a long-lived reply
  * (one was given less than kernel_ttl ago: fresh_touch), the ticker takes
  * the catalog and the engine snapshot at their usual ages, digests each
  * job (fresh_job_sig: its objects, its engine record, the state stfs

@@ -33,9 +33,9 @@ static const char engine_json[] =
 
 struct seen {
 	pthread_mutex_t lock;
-	int calls;	 /* callbacks with n > 0 */
-	int first;	 /* the n == 0 one */
-	char ids[512];	 /* every id handed, space separated */
+	int calls;     /* callbacks with n > 0 */
+	int first;     /* the n == 0 one */
+	char ids[512]; /* every id handed, space separated */
 	bool set_changed;
 };
 
@@ -53,7 +53,8 @@ static void on_change(void *cookie, const char *const *ids, size_t n,
 		for (size_t i = 0; i < n; i++) {
 			strncat(s->ids, ids[i],
 				sizeof(s->ids) - strlen(s->ids) - 2);
-			strncat(s->ids, " ", sizeof(s->ids) - strlen(s->ids) - 1);
+			strncat(s->ids, " ",
+				sizeof(s->ids) - strlen(s->ids) - 1);
 		}
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -100,12 +101,10 @@ static int setup(void **state)
 	assert_int_equal(stfs_init(&f->fs), 0);
 	assert_int_equal(delete_attach(&f->fs), 0);
 	assert_int_equal(fake_be_open(&f->be), 0);
-	assert_int_equal(fake_be_add_str(f->be, "100/1000-1-1-1.ser", "x",
-					 OLD_NS),
-			 0);
-	assert_int_equal(fake_be_add_str(f->be, "200/1000-1-1-1.ser", "x",
-					 OLD_NS),
-			 0);
+	assert_int_equal(
+		fake_be_add_str(f->be, "100/1000-1-1-1.ser", "x", OLD_NS), 0);
+	assert_int_equal(
+		fake_be_add_str(f->be, "200/1000-1-1-1.ser", "x", OLD_NS), 0);
 	f->fs.ckpt = f->be;
 	assert_int_equal(fake_engine_new(&f->fs.engine), 0);
 	assert_int_equal(fake_engine_add_json(f->fs.engine, engine_json, true),
@@ -142,18 +141,17 @@ static void test_changes_handed_twice(void **state)
 	char ids[512];
 	int64_t now_ns;
 
-	assert_int_equal(fresh_start(&f->fs, 20, 600000, on_change, &f->seen,
-				     &fr),
-			 0);
+	assert_int_equal(
+		fresh_start(&f->fs, 20, 600000, on_change, &f->seen, &fr), 0);
 	wait_ready(fr, &f->seen);
 	fresh_touch(fr);
 	nap(150);
 	assert_int_equal(take_seen(&f->seen, ids, sizeof(ids)), 0);
 
 	/* an object added to job 100 in storage */
-	assert_int_equal(fake_be_add_str(f->be, "100/2000-2-1-2.ser", "yy",
-					 OLD_NS + 5),
-			 0);
+	assert_int_equal(
+		fake_be_add_str(f->be, "100/2000-2-1-2.ser", "yy", OLD_NS + 5),
+		0);
 	fresh_touch(fr);
 	nap(200);
 	assert_int_equal(take_seen(&f->seen, ids, sizeof(ids)), 2);
@@ -161,9 +159,9 @@ static void test_changes_handed_twice(void **state)
 	assert_false(f->seen.set_changed);
 
 	/* job 200's engine state */
-	assert_int_equal(fake_engine_set_job(f->fs.engine, "200", JS_FAILED,
-					     1741356340),
-			 0);
+	assert_int_equal(
+		fake_engine_set_job(f->fs.engine, "200", JS_FAILED, 1741356340),
+		0);
 	fresh_touch(fr);
 	nap(200);
 	assert_int_equal(take_seen(&f->seen, ids, sizeof(ids)), 2);
@@ -172,9 +170,8 @@ static void test_changes_handed_twice(void **state)
 	/* a storage-only job written now: added (the set changed), then
 	 * UNKNOWN until orphan_grace (2 s), then ORPHAN: changed again */
 	now_ns = now_ms() * 1000000;
-	assert_int_equal(fake_be_add_str(f->be, "300/1000-1-1-1.ser", "z",
-					 now_ns),
-			 0);
+	assert_int_equal(
+		fake_be_add_str(f->be, "300/1000-1-1-1.ser", "z", now_ns), 0);
 	fresh_touch(fr);
 	nap(200);
 	assert_int_equal(take_seen(&f->seen, ids, sizeof(ids)), 2);
@@ -197,8 +194,7 @@ static void test_idle_asks_nothing(void **state)
 	unsigned e0, l0;
 	uint64_t t0;
 
-	assert_int_equal(fresh_start(&f->fs, 20, 100, on_change, &f->seen,
-				     &fr),
+	assert_int_equal(fresh_start(&f->fs, 20, 100, on_change, &f->seen, &fr),
 			 0);
 	wait_ready(fr, &f->seen);
 	e0 = fake_engine_calls(f->fs.engine, FENG_JOBS);
