@@ -141,6 +141,7 @@ check_eq "(d) the storage-only job aged into ORPHAN" ORPHAN "$(state_of "$ORPH")
 check "the walk shows the names and sizes the kernel_ttl=0 mount shows" \
 	cmp -s "$T/walk-ref" "$T/got"
 diff "$T/walk-ref" "$T/got" | head -5
+STFS_PID=$REF_PID
 unmount_stfs "$M2"
 STFS_PID=$MAIN_PID
 unmount_stfs "$M"
