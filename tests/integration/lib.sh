@@ -117,6 +117,20 @@ unmount_stfs() {
 	return 1
 }
 
+# ns_drop_inherited_fuse: run first in a fresh private mount namespace
+# (unshare -m): it detaches the FUSE mounts the namespace copied from its
+# parent.  A copy keeps that FUSE connection alive, so another suite running
+# at the same time would unmount its mount and see its daemon go on serving
+# the copy until this namespace ends ("the daemon exits after unmount").
+ns_drop_inherited_fuse() {
+	local tgt fst
+	findmnt -rn -o TARGET,FSTYPE | while read -r tgt fst; do
+		case $fst in
+		fuse | fuse.* | fuseblk) umount -l "$(printf '%b' "$tgt")" 2>/dev/null ;;
+		esac
+	done
+}
+
 # engine_jobs_tsv PORT: "<jobId>\t<jobStatus>\t<jobName>" for every job the
 # engine reports, asked directly (both list forms)
 engine_jobs_tsv() {

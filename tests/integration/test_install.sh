@@ -108,7 +108,10 @@ check "the daemon exits after fusermount3 -u" bash -c "! kill -0 $NPID 2>/dev/nu
 # /usr/bin, ...), where `make install` with the default PREFIX puts stfs; the
 # scratch prefix is bind-mounted over /usr/local/bin in a private mount
 # namespace, so the real system sees nothing of it.
-cat >"$T/in-ns.sh" <<'NS'
+{
+	declare -f ns_drop_inherited_fuse
+	echo ns_drop_inherited_fuse
+	cat <<'NS'
 set -u
 P=$1 CONF=$2 M2=$3 M3=$4 T=$5
 mount --bind "$P/bin" /usr/local/bin || { echo "bind=failed"; exit 0; }
@@ -125,6 +128,32 @@ echo "type_jobs=$(ls "$M3/jobs" 2>/dev/null | grep -c .)"
 umount "$M3"
 echo "type_umount=$?:$(mountpoint -q "$M3" && echo still-mounted)"
 NS
+} >"$T/in-ns.sh"
+# A private namespace copies every mount of its parent, another suite's
+# FUSE mounts too; the copy keeps that connection, so the other suite's
+# daemon would outlive its unmount until the namespace ends.  in-ns.sh (and
+# test_signals.sh) drop the copies first (lib.sh ns_drop_inherited_fuse).
+mkdir -p "$T/probe-ns"
+ns_probe() { # ns_probe DROP: a namespace, with or without the drop, then the unmount
+	mount_stfs "$T/m-probe" -o "checkpoint=file://$T/probe-ns/" || return 1
+	local pid=$STFS_PID ns alive=gone
+	rm -f "$T/ns-ready"
+	unshare -m --propagation private bash -c \
+		"$(declare -f ns_drop_inherited_fuse); $1; touch '$T/ns-ready'; exec sleep 30" &
+	ns=$!
+	for _ in $(seq 100); do [ -e "$T/ns-ready" ] && break; sleep 0.05; done
+	fusermount3 -u "$T/m-probe"
+	for _ in $(seq 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+	kill -0 "$pid" 2>/dev/null && alive=alive
+	kill "$ns"
+	wait "$ns" 2>/dev/null
+	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+	echo "$alive"
+}
+check_eq "a namespace that keeps its copy keeps the daemon after its unmount (why the drop)" \
+	alive "$(ns_probe true)"
+check_eq "a namespace that drops the copies lets the daemon exit at its unmount" \
+	gone "$(ns_probe ns_drop_inherited_fuse)"
 M2=$T/m-fstab M3=$T/m-type
 mkdir -p "$M2" "$M3"
 unshare -m --propagation private bash "$T/in-ns.sh" "$P" "$CONF" "$M2" "$M3" "$T" \

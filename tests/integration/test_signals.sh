@@ -23,6 +23,7 @@ LOG=$T/syslog.txt
 SOCK=/dev/log
 if [ -n "$STFS_SIG_NS" ]; then
 	SOCK=$T/log.sock
+	ns_drop_inherited_fuse
 fi
 cat >"$T/rsyslog.conf" <<EOF
 global(workDirectory="$T")
