@@ -208,6 +208,7 @@ static void tick(struct freshness *f)
 	int rc = 0;
 
 	__atomic_add_fetch(&f->ticks, 1, __ATOMIC_RELAXED);
+	STFS_INC(f->fs, fresh_ticks); /* .stfs/stats */
 	if (take(f, &now))
 		return; /* out of memory: try again at the next tick */
 	while (rc == 0 && (i < f->prev.n || k < now.n)) {
@@ -243,6 +244,7 @@ static void tick(struct freshness *f)
 		sigs_clear(&now);
 		return;
 	}
+	STFS_ADD(f->fs, fresh_jobs_changed, n_ch);
 	if (n_all)
 		f->fn(f->cookie, (const char *const *)all, n_all,
 		      set || f->again_set);

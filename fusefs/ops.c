@@ -198,6 +198,18 @@ static uint64_t parent_of(const char *path, const char **name)
 	return inodes_find(g_nodes, parent);
 }
 
+/* A notification to the kernel answered `rc`: counted in .stfs/stats
+ * (README "Prometheus"); ENOENT, the kernel held no such node or name,
+ * is the common answer and counted apart. */
+static void notified(int rc)
+{
+	STFS_INC(g_fs, notify_sent);
+	if (rc == -ENOENT)
+		STFS_INC(g_fs, notify_enoent);
+	else if (rc)
+		STFS_INC(g_fs, notify_failed);
+}
+
 /* Tell the kernel that node `ino` at `path` may have changed: its
  * attributes, data and listing, and its name in its parent (expired in
  * place where the kernel can: the next use asks LOOKUP, or a READDIRPLUS
@@ -206,16 +218,21 @@ static void inval_node(struct fuse_session *se, uint64_t ino, const char *path)
 {
 	const char *name = NULL;
 	uint64_t pino;
+	int rc = -ENOSYS;
 
-	fuse_lowlevel_notify_inval_inode(se, ino, 0, 0);
+	notified(fuse_lowlevel_notify_inval_inode(se, ino, 0, 0));
 	pino = parent_of(path, &name);
 	if (!pino)
 		return;
-	if (g_expire_only &&
-	    fuse_lowlevel_notify_expire_entry(se, pino, name, strlen(name),
-					      FUSE_LL_EXPIRE_ONLY) != -ENOSYS)
+	if (g_expire_only)
+		rc = fuse_lowlevel_notify_expire_entry(
+			se, pino, name, strlen(name), FUSE_LL_EXPIRE_ONLY);
+	if (rc != -ENOSYS) {
+		notified(rc);
 		return;
-	fuse_lowlevel_notify_inval_entry(se, pino, name, strlen(name));
+	}
+	notified(
+		fuse_lowlevel_notify_inval_entry(se, pino, name, strlen(name)));
 }
 
 static void invalidate_jobs(struct fuse_session *se, const char *const *ids,
@@ -249,9 +266,10 @@ static void invalidate_path(void *cookie, const char *path)
 		invalidate_jobs(se, &job, 1, false);
 	} else if (ino) {
 		inodes_dir_forget(g_nodes, ino);
-		fuse_lowlevel_notify_inval_inode(se, ino, 0, 0);
+		notified(fuse_lowlevel_notify_inval_inode(se, ino, 0, 0));
 	} else if ((pino = parent_of(path, &name))) {
-		fuse_lowlevel_notify_inval_entry(se, pino, name, strlen(name));
+		notified(fuse_lowlevel_notify_inval_entry(se, pino, name,
+							  strlen(name)));
 	}
 }
 
@@ -283,6 +301,7 @@ static void invalidate_jobs(struct fuse_session *se, const char *const *ids,
 		tp[m] = tops[m];
 		m++;
 	}
+	STFS_ADD(g_fs, jobs_invalidated, m);
 	if (inodes_invalidate_under(g_nodes, tp, m, &inos, &n_inos) == 0) {
 		if (m)
 			log_debug("kernel: %zu job(s) changed (%s%s), %zu "
@@ -299,11 +318,11 @@ static void invalidate_jobs(struct fuse_session *se, const char *const *ids,
 	jobs = inodes_find(g_nodes, "/jobs");
 	for (size_t i = 0; jobs && i < m; i++)
 		if (!inodes_find(g_nodes, tp[i])) /* a negative entry */
-			fuse_lowlevel_notify_inval_entry(se, jobs, tp[i] + 6,
-							 strlen(tp[i] + 6));
+			notified(fuse_lowlevel_notify_inval_entry(
+				se, jobs, tp[i] + 6, strlen(tp[i] + 6)));
 	if (jobs && set_changed) {
 		inodes_dir_forget(g_nodes, jobs);
-		fuse_lowlevel_notify_inval_inode(se, jobs, 0, 0);
+		notified(fuse_lowlevel_notify_inval_inode(se, jobs, 0, 0));
 	}
 	free(inos);
 	free(tops);
@@ -449,7 +468,7 @@ static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	int rc;
 
 	call_begin(&d, req);
-	STFS_INC(g_fs, getattr); /* as the path API counted its LOOKUPs */
+	STFS_INC(g_fs, lookup);
 	rc = inodes_child(g_nodes, parent, name, &path);
 	if (rc == 0)
 		rc = path_stat(path, &st);
@@ -477,6 +496,7 @@ static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
+	STFS_INC(g_fs, forget);
 	inodes_forget(g_nodes, ino, nlookup);
 	fuse_reply_none(req);
 }
@@ -484,6 +504,7 @@ static void ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 static void ll_forget_multi(fuse_req_t req, size_t count,
 			    struct fuse_forget_data *forgets)
 {
+	STFS_ADD(g_fs, forget, count);
 	for (size_t i = 0; i < count; i++)
 		inodes_forget(g_nodes, forgets[i].ino, forgets[i].nlookup);
 	fuse_reply_none(req);
@@ -589,6 +610,7 @@ static void ll_opendir(fuse_req_t req, fuse_ino_t ino,
 	bool kept = false, lng = false;
 	int rc;
 
+	STFS_INC(g_fs, opendir);
 	call_begin(&d, req);
 	rc = inodes_path(g_nodes, ino, &path);
 	if (rc == 0) {
@@ -632,6 +654,7 @@ static void ll_releasedir(fuse_req_t req, fuse_ino_t ino,
 			  struct fuse_file_info *fi)
 {
 	(void)ino;
+	STFS_INC(g_fs, releasedir);
 	dir_handle_free(fi);
 	fuse_reply_err(req, 0);
 }
@@ -985,6 +1008,7 @@ static void ll_release(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
 	(void)ino;
+	STFS_INC(g_fs, release);
 	handle_free((struct handle *)(uintptr_t)fi->fh);
 	fuse_reply_err(req, 0);
 }
@@ -998,6 +1022,7 @@ static void ll_access(fuse_req_t req, fuse_ino_t ino, int mask)
 	char *path = NULL;
 	int rc;
 
+	STFS_INC(g_fs, access);
 	call_begin(&d, req);
 	rc = inodes_path(g_nodes, ino, &path);
 	if (rc == 0) {
@@ -1020,6 +1045,7 @@ static void ll_readlink(fuse_req_t req, fuse_ino_t ino)
 	char *path = NULL, *target = NULL;
 	int rc;
 
+	STFS_INC(g_fs, readlink);
 	call_begin(&d, req);
 	rc = inodes_path(g_nodes, ino, &path);
 	if (rc == 0) {
@@ -1094,7 +1120,7 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	size_t len = 0;
 	int rc;
 
-	STFS_INC(g_fs, xattr);
+	STFS_INC(g_fs, getxattr);
 	/* ls -l asks every file for ACLs and security labels: answer
 	 * without resolving anything */
 	if (strncmp(name, "user.stfs.", 10) != 0) {
@@ -1136,7 +1162,7 @@ static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	char val[256];
 	size_t need = 0;
 
-	STFS_INC(g_fs, xattr);
+	STFS_INC(g_fs, listxattr);
 	call_begin(&d, req);
 	if (inodes_path(g_nodes, ino, &path) == 0) {
 		if (resolve(&v, path, &n) == 0) {
@@ -1172,6 +1198,7 @@ static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
 	struct intr d;
 
 	(void)ino;
+	STFS_INC(g_fs, statfs);
 	call_begin(&d, req);
 	c = stfs_catalog(g_fs, 0);
 	memset(&sv, 0, sizeof(sv));

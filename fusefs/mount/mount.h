@@ -53,7 +53,19 @@ struct decision_cache;
 
 struct stfs_counters {
 	/* atomic */
-	uint64_t getattr, readdir, open, read, read_bytes, xattr;
+	uint64_t getattr, readdir, open, read, read_bytes;
+	/* the other FUSE calls (README "Prometheus": stfs_fuse_*_total);
+	 * forget counts the nodes forgotten (a BATCH_FORGET is many) */
+	uint64_t lookup, forget, opendir, releasedir, release, readlink;
+	uint64_t getxattr, listxattr, statfs, access;
+	/* the freshness ticker and the kernel notifications (README
+	 * "Caching in the kernel"): ticks that asked the sources, jobs it
+	 * found added/removed/changed, jobs invalidated in the kernel (by
+	 * the ticker, twice per change, and by deletions and releases),
+	 * notifications sent, answered ENOENT (the kernel held no such
+	 * entry: normal), failed otherwise */
+	uint64_t fresh_ticks, fresh_jobs_changed, jobs_invalidated;
+	uint64_t notify_sent, notify_enoent, notify_failed;
 	uint64_t refused_mutations;
 	uint64_t catalog_builds, catalog_errors;
 	uint64_t pcache_hits, pcache_misses;

@@ -669,6 +669,48 @@ static void stat_line(struct buf *out, const char *name, const char *help,
 		   help, name, type, name, v);
 }
 
+/* counters of struct stfs_counters shown as they are (README
+ * "Prometheus"): the FUSE calls not above, the freshness ticker, the
+ * kernel notifications */
+#define STFS_N(field) offsetof(struct stfs_counters, field)
+static const struct {
+	const char *name, *help;
+	size_t off;
+} plain_counters[] = {
+	{"stfs_fuse_lookup_total", "lookup calls.", STFS_N(lookup)},
+	{"stfs_fuse_forget_total",
+	 "Nodes forgotten by the kernel (forget and batch forget).",
+	 STFS_N(forget)},
+	{"stfs_fuse_open_total", "open calls.", STFS_N(open)},
+	{"stfs_fuse_release_total", "release calls.", STFS_N(release)},
+	{"stfs_fuse_opendir_total", "opendir calls.", STFS_N(opendir)},
+	{"stfs_fuse_releasedir_total", "releasedir calls.", STFS_N(releasedir)},
+	{"stfs_fuse_readlink_total", "readlink calls.", STFS_N(readlink)},
+	{"stfs_fuse_getxattr_total", "getxattr calls.", STFS_N(getxattr)},
+	{"stfs_fuse_listxattr_total", "listxattr calls.", STFS_N(listxattr)},
+	{"stfs_fuse_statfs_total", "statfs calls.", STFS_N(statfs)},
+	{"stfs_fuse_access_total", "access calls.", STFS_N(access)},
+	{"stfs_fresh_ticks_total",
+	 "Freshness ticks that asked the sources (idle ones do not count).",
+	 STFS_N(fresh_ticks)},
+	{"stfs_fresh_jobs_changed_total",
+	 "Jobs a freshness tick found added, removed or changed.",
+	 STFS_N(fresh_jobs_changed)},
+	{"stfs_kernel_jobs_invalidated_total",
+	 "Jobs invalidated in the kernel (each ticker change twice, "
+	 "deletions and releases once).",
+	 STFS_N(jobs_invalidated)},
+	{"stfs_kernel_notifications_total",
+	 "Invalidation notifications sent to the kernel.", STFS_N(notify_sent)},
+	{"stfs_kernel_notifications_enoent_total",
+	 "Notifications the kernel answered ENOENT (it held no such node or "
+	 "name: normal).",
+	 STFS_N(notify_enoent)},
+	{"stfs_kernel_notifications_failed_total",
+	 "Notifications that failed otherwise.", STFS_N(notify_failed)},
+};
+#undef STFS_N
+
 int render_stats(struct view *v, struct buf *out)
 {
 	struct stfs *fs = v->fs;
@@ -684,6 +726,15 @@ int render_stats(struct view *v, struct buf *out)
 		  STFS_GET(fs, read));
 	stat_line(out, "stfs_fuse_read_bytes_total", "Bytes returned by read.",
 		  "counter", STFS_GET(fs, read_bytes));
+	for (size_t i = 0; i < sizeof(plain_counters) / sizeof(*plain_counters);
+	     i++) {
+		const uint64_t *c =
+			(const uint64_t *)(const void *)((const char *)&fs->n +
+							 plain_counters[i].off);
+
+		stat_line(out, plain_counters[i].name, plain_counters[i].help,
+			  "counter", __atomic_load_n(c, __ATOMIC_RELAXED));
+	}
 	stat_line(out, "stfs_refused_mutations_total",
 		  "Create/write/rename/chmod calls refused.", "counter",
 		  STFS_GET(fs, refused_mutations));
