@@ -10,9 +10,14 @@
 #
 # Per op (du -s, ls -lR, find) and run: raw cold (caches dropped), raw
 # warm, then a fresh stfs daemon: cold (caches dropped), warm (the same
-# walk again).  Printed: medians, stfs/raw ratios, us per entry of what the
-# walk lists (the mount shows ~3.4x the raw entries), the daemon's CPU time
-# and its FUSE calls (.stfs/stats) per walk.  Needs root (drop_caches).
+# walk again: the kernel asks one GETATTR per directory once more, as it
+# marks a directory's atime stale when it reads a listing from the daemon)
+# and steady (the walk after that).  Printed (scripts/bench-local-report.py):
+# medians, stfs/raw ratios (raw warm for both warm walks), us per entry of
+# what the walk lists (the mount shows ~3.4x the raw entries), the daemon's
+# CPU time and its FUSE calls (.stfs/stats: every request kind but forget,
+# the cost of reading the file itself taken off) per walk, and those calls
+# by kind.  Needs root (drop_caches).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 STFS=${STFS_BIN:-$ROOT/build/stfs}
@@ -44,9 +49,19 @@ op_du() { du -s "$1"; }
 op_lsr() { ls -lR "$1"; }
 op_find() { find "$1"; }
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; } # utime+stime
-fuse_calls() { # getattr+readdir+open+read of .stfs/stats
-	awk '$1 ~ /^stfs_fuse_(getattr|readdir|open|read)_total$/ { n += $2 } END { print n + 0 }' "$M/.stfs/stats"
+snap() { # snap FILE: the FUSE requests counted so far, "kind count" lines
+	awk '$1 ~ /^stfs_fuse_[a-z]+_total$/ && $1 != "stfs_fuse_read_bytes_total" &&
+		$1 != "stfs_fuse_forget_total" {
+		sub(/^stfs_fuse_/, "", $1); sub(/_total$/, "", $1); print $1, $2 }' \
+		"$M/.stfs/stats" >"$1"
 }
+delta() { # delta A B O: per kind, B - A - O (O: what reading the file costs)
+	awk 'FNR == 1 { f++ } f == 1 { a[$1] = $2 } f == 2 { b[$1] = $2 }
+		f == 3 { o[$1] = $2 }
+		END { for (k in b) { d = b[k] - a[k] - o[k]; print k, d < 0 ? 0 : d } }' \
+		"$1" "$2" "$3" | sort
+}
+total() { awk '{ n += $2 } END { print n + 0 }' "$1"; }
 start_stfs() { # start_stfs NS
 	"$STFS" -f -o "checkpoint=file://$1/,engine=http://127.0.0.1:$PORT,state_dir=$T/sd,timeout=5000" \
 		"$M" >>"$T/stfs.log" 2>&1 &
@@ -88,7 +103,10 @@ start_stfs "$NS" || exit 1
 MNT_N=$(find "$M/jobs" | wc -l)
 stop_stfs
 
-# rows: op run raw_cold raw_warm stfs_cold stfs_warm cpu_cold cpu_warm calls_cold calls_warm (us, ticks)
+# rows: op run raw_cold raw_warm stfs_cold stfs_warm stfs_steady
+#   cpu_cold cpu_warm cpu_steady calls_cold calls_warm calls_steady (us, ticks)
+# kinds: op run walk kind calls
+: >"$T/zero"
 for op in du lsr find; do
 	for run in $(seq "$RUNS"); do
 		drop
@@ -96,15 +114,21 @@ for op in du lsr find; do
 		rw=$(secs "op_$op" "$NS")
 		start_stfs "$NS" || exit 1
 		drop
-		f0=$(fuse_calls)
-		t0=$(ticks "$PID")
-		sc=$(secs "op_$op" "$M/jobs")
-		t1=$(ticks "$PID")
-		f1=$(fuse_calls)
-		sw=$(secs "op_$op" "$M/jobs")
-		t2=$(ticks "$PID")
-		f2=$(fuse_calls)
-		echo "$op $run $rc $rw $sc $sw $((t1 - t0)) $((t2 - t1)) $((f1 - f0 - 1)) $((f2 - f1 - 1))" >>"$T/rows"
+		snap "$T/c0"
+		snap "$T/c1"
+		delta "$T/c0" "$T/c1" "$T/zero" >"$T/cost" # of reading .stfs/stats
+		us="" cpu="" calls=""
+		for walk in cold warm steady; do
+			t0=$(ticks "$PID")
+			us="$us $(secs "op_$op" "$M/jobs")"
+			cpu="$cpu $(($(ticks "$PID") - t0))"
+			cp "$T/c1" "$T/c0"
+			snap "$T/c1"
+			delta "$T/c0" "$T/c1" "$T/cost" >"$T/d"
+			calls="$calls $(total "$T/d")"
+			sed "s/^/$op $run $walk /" "$T/d" >>"$T/kinds"
+		done
+		echo "$op $run $rc $rw$us$cpu$calls" >>"$T/rows"
 		stop_stfs
 	done
 done
@@ -123,25 +147,5 @@ if [ "$RSS_JOBS" -gt 0 ]; then
 	stop_stfs
 fi
 
-python3 - "$T/rows" "$RAW_N" "$MNT_N" "$RUNS" "$JOBS" "$RSS" <<'PY'
-import statistics, sys
-rows = [l.split() for l in open(sys.argv[1])]
-raw_n, mnt_n, runs, jobs, rss = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
-names = {"du": "du -s", "lsr": "ls -lR", "find": "find"}
-print(f"\nbench (local): {jobs} jobs x 2 pipelines x 5 checkpoints, engine simulator up;"
-      f" raw {raw_n} entries, mount {mnt_n} entries ({mnt_n / raw_n:.1f}x); medians of {runs}")
-print("| op | raw cold | raw warm | stfs cold | stfs warm | cold ratio | warm ratio |"
-      " µs/entry cold (raw) | µs/entry warm (raw) | daemon CPU cold / warm | FUSE calls cold / warm |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
-for op in ("du", "lsr", "find"):
-    r = [x for x in rows if x[0] == op]
-    med = [statistics.median(int(x[i]) for x in r) for i in range(2, 10)]
-    rc, rw, sc, sw, cc, cw, fc, fw = med
-    print(f"| `{names[op]}` | {rc/1e6:.3f} s | {rw/1e6:.3f} s | {sc/1e6:.3f} s | {sw/1e6:.3f} s |"
-          f" {sc/rc:.1f}x | {sw/rw:.1f}x |"
-          f" {sc/mnt_n:.1f} ({rc/raw_n:.1f}) | {sw/mnt_n:.1f} ({rw/raw_n:.1f}) |"
-          f" {cc/100:.2f} s / {cw/100:.2f} s | {int(fc)} / {int(fw)} |")
-if rss:
-    n, kb = rss.split()
-    print(f"\npeak RSS of the daemon after find + du -s over {n} objects: {int(kb)/1024:.1f} MiB")
-PY
+python3 "$ROOT/scripts/bench-local-report.py" "$T/rows" "$T/kinds" "$RAW_N" "$MNT_N" \
+	"$RUNS" "$JOBS" "$RSS"
