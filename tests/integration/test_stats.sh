@@ -6,7 +6,9 @@
 # written to raw storage: one change, invalidated at two ticks, its
 # missing negative entry answered ENOENT by the kernel), the kernel
 # notifications are the NOTIFY lines of the -d log; and promtool accepts
-# the file.
+# the file.  Symlinks below jobs/ are kept by the kernel (no READLINK for
+# a second readlink or ls -l of an unchanged job's links) and show their
+# new target within storage_ttl + cache_ttl after their job changed.
 . "$(dirname "$0")/lib.sh"
 
 STATE=$T/state
@@ -100,6 +102,49 @@ check "a notification for the negative entry the kernel did not hold: ENOENT" \
 	test "$(d stfs_kernel_notifications_enoent_total)" -ge 1
 check_eq "no notification failed otherwise" 0 "$(stat_of "$T/s2" stfs_kernel_notifications_failed_total)"
 check "the new job shows" test -d "$M/jobs/$JOB"
+
+# ---- symlinks kept by the kernel while their job is unchanged
+J=$(ls "$NS" | grep -v "^$JOB\$" | head -1)
+L=$M/jobs/$J/pipelines/1/checkpoints/latest
+exec 6<"$M/jobs/$J/pipelines/1/checkpoints" # pinned, as /jobs
+# the link itself pinned too (an O_PATH descriptor): a dentry dropped by
+# memory pressure or another suite's drop_caches would be looked up afresh
+# and be right with or without caching, and this would test nothing
+python3 -c 'import os, sys, time
+fd = os.open(sys.argv[1], os.O_PATH | os.O_NOFOLLOW)
+open(sys.argv[2], "w").close()
+time.sleep(120)' "$L" "$T/pinned" &
+PIN=$!
+PIDS+=("$PIN")
+for _ in $(seq 100); do [ -e "$T/pinned" ] && break; sleep 0.05; done
+rl() { stat_of "$M/.stfs/stats" stfs_fuse_readlink_total; }
+r0=$(rl)
+old=$(readlink "$L")
+r1=$(rl)
+check "the first readlink of $J's latest asks the daemon ($old)" test "$r1" -gt "$r0"
+readlink "$L" >/dev/null
+ls -l "$(dirname "$L")" >/dev/null
+cat "$L/../latest/"*.ser >/dev/null 2>&1 # follows the link
+r2=$(rl)
+check_eq "a second readlink, ls -l and a path through it make no READLINK call" 0 $((r2 - r1))
+# a newer checkpoint of pipeline 1 in raw storage: latest points to it
+SRC=$(ls "$NS/$J" | grep -- '-1-[0-9]*\.ser$' | head -1)
+t0=$(date +%s%N)
+cp "$NS/$J/$SRC" "$NS/$J/1896124899999-1-1-999.ser" # the newest write_ts
+got=$old
+for _ in $(seq 100); do
+	got=$(readlink "$L")
+	[ "$got" = 999 ] && break
+	sleep 0.1
+done
+waited=$((($(date +%s%N) - t0) / 1000000))
+check_eq "after the job changed, readlink shows the new target" 999 "$got"
+# storage_ttl + cache_ttl (the ticker's period) + 1 s of margin
+check "... within storage_ttl + cache_ttl + 1 s (${waited} ms)" test "$waited" -le 3000
+check "... asked from the daemon again" test "$(rl)" -gt "$r2"
+exec 6<&-
+kill "$PIN" 2>/dev/null
+wait "$PIN" 2>/dev/null
 
 if command -v promtool >/dev/null; then
 	out=$(promtool check metrics <"$T/s2" 2>&1)
