@@ -21,6 +21,8 @@ Other faults, for every request while set:
   * the real headers and half the body, then nothing until the fault
     changes (or 600 s), then the connection is closed:
                                   {"mode": "stall"}
+  * the real answer, forwarded MS milliseconds late (a distant store):
+                                  {"mode": "delay", "ms": MS}
 "match": "TEXT" beside a mode limits the fault to requests whose path
 and query contain TEXT (e.g. "list-type=" for listings only).
 Rewrites: {"rewrite": [["FROM", "TO"], ...]} (alone or with a mode)
@@ -33,7 +35,12 @@ forwarded; "__fault" is no valid bucket name):
     GET  /__fault                                      -> state + counters
 or, with --control-file F, by writing one line to F: "none",
 "next N" or "percent P" (re-read whenever F's mtime changes).
-Counters: total (requests seen, control excluded), forwarded, faulted.
+Counters: total (requests seen, control excluded), forwarded, faulted;
+inflight / max_inflight (requests being answered now / at most at once),
+object_gets (GETs of an object, i.e. a key after the bucket: /BUCKET/KEY;
+listings excluded) and object_gets_inflight / max_object_gets_inflight.
+{"reset": true} (alone or with a mode) sets the maxima to what is in
+flight now, so that a test measures one operation.
 
 Only loopback use is intended; the proxy stops on SIGTERM/SIGINT.
 """
@@ -76,12 +83,22 @@ class State:
         self.bps = 0
         self.match = ""
         self.gen = 0
+        self.ms = 0
+        self.inflight = 0
+        self.max_inflight = 0
+        self.gets = 0
+        self.max_gets = 0
+        self.obj_gets = 0
         self.cv = threading.Condition(self.lock)
 
     def set(self, d):
         """Apply a fault description (dict); raises ValueError."""
-        mode = str(d.get("mode", "none" if "rewrite" not in d else "keep"))
+        keep = "rewrite" in d or "reset" in d
+        mode = str(d.get("mode", "keep" if keep else "none"))
         with self.lock:
+            if d.get("reset"):
+                self.max_inflight = self.inflight
+                self.max_gets = self.gets
             if "rewrite" in d:
                 rw = [(str(a).encode(), str(b).encode())
                       for a, b in d["rewrite"]]
@@ -113,16 +130,25 @@ class State:
                 if b < 1:
                     raise ValueError("bps < 1")
                 self.mode, self.bps = "trickle", b
+            elif mode == "delay":
+                ms = int(d.get("ms", 100))
+                if not 0 <= ms <= 600000:
+                    raise ValueError("ms not in 0..600000")
+                self.mode, self.ms = "delay", ms
             else:
                 raise ValueError("mode must be none, next, percent, "
-                                 "garbage, trickle or stall")
+                                 "garbage, trickle, stall or delay")
             return self.snapshot_locked()
 
     def snapshot_locked(self):
         return {"mode": self.mode, "n": self.n, "percent": self.percent,
                 "bps": self.bps, "match": self.match,
                 "total": self.total, "forwarded": self.forwarded,
-                "faulted": self.faulted,
+                "faulted": self.faulted, "ms": self.ms,
+                "inflight": self.inflight, "max_inflight": self.max_inflight,
+                "object_gets": self.obj_gets,
+                "object_gets_inflight": self.gets,
+                "max_object_gets_inflight": self.max_gets,
                 "rewrite": [[a.decode(), b.decode()] for a, b in self.rewrite]}
 
     def snapshot(self):
@@ -158,7 +184,8 @@ class State:
 
     def fault_of(self, path):
         """Count one request; the fault to apply to it: None (forward),
-        "503", "garbage", ("trickle", bps) or ("stall", generation)."""
+        "503", "garbage", ("trickle", bps), ("stall", generation) or
+        ("delay", ms)."""
         self.poll_file()
         with self.lock:
             self.total += 1
@@ -177,11 +204,29 @@ class State:
                 fault = ("trickle", self.bps)
             elif self.mode == "stall":
                 fault = ("stall", self.gen)
+            elif self.mode == "delay":
+                fault = ("delay", self.ms)
             if fault:
                 self.faulted += 1
             if fault is None or isinstance(fault, tuple):
                 self.forwarded += 1
             return fault
+
+    def begin(self, obj_get):
+        """A request is being answered (obj_get: a GET of an object)."""
+        with self.lock:
+            self.inflight += 1
+            self.max_inflight = max(self.max_inflight, self.inflight)
+            if obj_get:
+                self.obj_gets += 1
+                self.gets += 1
+                self.max_gets = max(self.max_gets, self.gets)
+
+    def end(self, obj_get):
+        with self.lock:
+            self.inflight -= 1
+            if obj_get:
+                self.gets -= 1
 
     def wait_change(self, gen, secs):
         """Block until the fault is changed or secs elapse."""
@@ -242,11 +287,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def handle_any(self):
         body, chunked = self.read_body()
-        if urllib.parse.urlsplit(self.path).path.rstrip("/") == "/__fault":
+        path = urllib.parse.urlsplit(self.path).path
+        if path.rstrip("/") == "/__fault":
             self.control(body)
             return
         st = self.server.state
+        obj_get = is_object_get(self.command, path)
+        st.begin(obj_get)
+        try:
+            self.forward(st, body, chunked)
+        finally:
+            st.end(obj_get)
+
+    def forward(self, st, body, chunked):
         fault = st.fault_of(self.path)
+        if isinstance(fault, tuple) and fault[0] == "delay":
+            time.sleep(fault[1] / 1000.0)
         if fault == "503":
             self.answer(503, SLOWDOWN, "application/xml",
                         [("x-amz-request-id", "FAULTPROXY"),
@@ -317,9 +373,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         do_OPTIONS = handle_any
 
 
+def is_object_get(method, path):
+    """A GET of an object: path-style /BUCKET/KEY (a listing is a GET of
+    /BUCKET, its parameters in the query)."""
+    return method == "GET" and "/" in path.strip("/")
+
+
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 128  # many clients at once (the default is 5)
 
 
 def main():
