@@ -147,6 +147,9 @@ static void test_changes_handed_twice(void **state)
 	fresh_touch(fr);
 	nap(150);
 	assert_int_equal(take_seen(&f->seen, ids, sizeof(ids)), 0);
+	/* .stfs/stats: the ticks counted, no change yet */
+	assert_true(STFS_GET(&f->fs, fresh_ticks) > 0);
+	assert_int_equal(STFS_GET(&f->fs, fresh_jobs_changed), 0);
 
 	/* an object added to job 100 in storage */
 	assert_int_equal(
@@ -157,6 +160,8 @@ static void test_changes_handed_twice(void **state)
 	assert_int_equal(take_seen(&f->seen, ids, sizeof(ids)), 2);
 	assert_string_equal(ids, "100 100 ");
 	assert_false(f->seen.set_changed);
+	/* one change, handed over twice: counted once */
+	assert_int_equal(STFS_GET(&f->fs, fresh_jobs_changed), 1);
 
 	/* job 200's engine state */
 	assert_int_equal(
@@ -183,6 +188,8 @@ static void test_changes_handed_twice(void **state)
 	}
 	assert_int_equal(take_seen(&f->seen, ids, sizeof(ids)), 2);
 	assert_string_equal(ids, "300 300 ");
+	/* 100, 200, 300 added, 300 aged */
+	assert_int_equal(STFS_GET(&f->fs, fresh_jobs_changed), 4);
 	fresh_stop(fr);
 }
 
@@ -200,6 +207,7 @@ static void test_idle_asks_nothing(void **state)
 	e0 = fake_engine_calls(f->fs.engine, FENG_JOBS);
 	l0 = fake_be_calls(f->be, FAKE_LIST);
 	t0 = fresh_ticks(fr);
+	assert_int_equal(STFS_GET(&f->fs, fresh_ticks), t0); /* .stfs/stats */
 	nap(300);
 	assert_int_equal(fresh_ticks(fr), t0);
 	assert_int_equal(fake_engine_calls(f->fs.engine, FENG_JOBS), e0);
