@@ -141,7 +141,7 @@ static const struct conf_key conf_keys[] = {
 	K("walsum_max_mb", CT_COUNT, walsum_max_mb, false, 1, 65536, "4", "N",
 	  "bytes of the decoded IMap maps, MiB"),
 	K("info_cache_max_entries", CT_COUNT, info_cache_max_entries, false, 1,
-	  100000000, "20000", "N",
+	  100000000, "200000", "N",
 	  "decoded checkpoint summaries (info) kept (oldest dropped first)"),
 	K("info_cache_max_mb", CT_COUNT, info_cache_max_mb, false, 1, 65536,
 	  "16", "N", "bytes of the decoded checkpoint summaries, MiB"),

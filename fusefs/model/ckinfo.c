@@ -423,9 +423,28 @@ const struct cat_obj *ckinfo_ckpt_object(const struct cat_ckpt *c)
 
 #define CK_WINDOW ((size_t)64 << 10)
 
+/*
+ * A summary as the table keeps it (README "Memory"): the decoder's
+ * fields, its statistics at their count, and its actions packed, each
+ * name at its own length in one block (a struct pstuff_action holds
+ * PSTUFF_NAME_MAX + 1 bytes of name: 280 bytes for a name of ~50, most of
+ * an entry, so 21,000 summaries overflowed info_cache_max_mb).  `s` has no
+ * actions of its own; sum_unpack rebuilds them for the caller.
+ */
+struct ck_act {
+	uint64_t state_bytes;
+	int32_t parallelism;
+	uint32_t subtasks;
+	uint32_t name_off; /* in ck_sum.names, NUL-terminated */
+	bool coordinator;
+};
+
 struct ck_sum {
 	struct ck_link link;
-	struct pstuff_summary s;
+	struct pstuff_summary s; /* actions NULL; stats at their count */
+	struct ck_act *acts;	 /* sum_n_ent(s.n_actions) of them, or NULL */
+	char *names;
+	size_t names_len;
 };
 
 static size_t sum_n_ent(size_t n)
@@ -436,9 +455,106 @@ static size_t sum_n_ent(size_t n)
 static size_t sum_cost(const struct ck_sum *e)
 {
 	return sizeof(*e) + strlen(e->link.key) + 1 +
-	       (e->s.actions ? sum_n_ent(e->s.n_actions) * sizeof(*e->s.actions)
-			     : 0) +
+	       (e->acts ? sum_n_ent(e->s.n_actions) * sizeof(*e->acts) : 0) +
+	       e->names_len +
 	       (e->s.stats ? sum_n_ent(e->s.n_stats) * sizeof(*e->s.stats) : 0);
+}
+
+/* the statistics of `from` into `to` at their count; 0 or -ENOMEM */
+static int stats_copy(const struct pstuff_summary *from,
+		      struct pstuff_summary *to)
+{
+	size_t ns = sum_n_ent(from->n_stats);
+
+	to->stats = NULL;
+	if (!from->stats || !ns)
+		return 0;
+	to->stats = malloc(ns * sizeof(*to->stats));
+	if (!to->stats)
+		return -ENOMEM;
+	memcpy(to->stats, from->stats, ns * sizeof(*to->stats));
+	return 0;
+}
+
+/* `from` packed into *e (link untouched); 0 or -ENOMEM (*e then holds
+ * nothing to free) */
+static int sum_pack(const struct pstuff_summary *from, struct ck_sum *e)
+{
+	size_t na = from->actions ? sum_n_ent(from->n_actions) : 0, len = 0;
+
+	e->s = *from;
+	e->s.actions = NULL;
+	e->acts = NULL;
+	e->names = NULL;
+	e->names_len = 0;
+	if (stats_copy(from, &e->s))
+		return -ENOMEM;
+	if (!na)
+		return 0;
+	for (size_t i = 0; i < na; i++)
+		len += strnlen(from->actions[i].name,
+			       sizeof(from->actions[i].name) - 1) +
+		       1;
+	e->acts = malloc(na * sizeof(*e->acts));
+	e->names = malloc(len);
+	if (!e->acts || !e->names) {
+		free(e->acts);
+		free(e->names);
+		free(e->s.stats);
+		e->acts = NULL;
+		e->names = NULL;
+		e->s.stats = NULL;
+		return -ENOMEM;
+	}
+	e->names_len = len;
+	len = 0;
+	for (size_t i = 0; i < na; i++) {
+		const struct pstuff_action *a = &from->actions[i];
+		size_t n = strnlen(a->name, sizeof(a->name) - 1);
+
+		e->acts[i] = (struct ck_act){
+			.state_bytes = a->state_bytes,
+			.parallelism = a->parallelism,
+			.subtasks = a->subtasks,
+			.name_off = (uint32_t)len,
+			.coordinator = a->coordinator,
+		};
+		memcpy(e->names + len, a->name, n);
+		e->names[len + n] = '\0';
+		len += n + 1;
+	}
+	return 0;
+}
+
+/* a copy of the kept summary `e` into *to, as the decoder made it (the
+ * caller's, freed with pstuff_summary_free); 0 or -ENOMEM */
+static int sum_unpack(const struct ck_sum *e, struct pstuff_summary *to)
+{
+	size_t na = e->acts ? sum_n_ent(e->s.n_actions) : 0;
+
+	*to = e->s;
+	to->actions = NULL;
+	if (stats_copy(&e->s, to))
+		return -ENOMEM;
+	if (!na)
+		return 0;
+	to->actions = calloc(na, sizeof(*to->actions));
+	if (!to->actions) {
+		pstuff_summary_free(to);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < na; i++) {
+		struct pstuff_action *a = &to->actions[i];
+		const struct ck_act *k = &e->acts[i];
+
+		snprintf(a->name, sizeof(a->name), "%s",
+			 e->names + k->name_off);
+		a->parallelism = k->parallelism;
+		a->subtasks = k->subtasks;
+		a->coordinator = k->coordinator;
+		a->state_bytes = k->state_bytes;
+	}
+	return 0;
 }
 
 /* a deep copy of `from` into *to (the caller's, freed with
@@ -446,27 +562,21 @@ static size_t sum_cost(const struct ck_sum *e)
 static int sum_copy(const struct pstuff_summary *from,
 		    struct pstuff_summary *to)
 {
-	size_t na = sum_n_ent(from->n_actions), ns = sum_n_ent(from->n_stats);
+	size_t na = sum_n_ent(from->n_actions);
 
 	*to = *from;
 	to->actions = NULL;
-	to->stats = NULL;
+	if (stats_copy(from, to))
+		return -ENOMEM;
 	if (from->actions && na) {
 		to->actions = malloc(na * sizeof(*to->actions));
-		if (!to->actions)
-			goto nomem;
+		if (!to->actions) {
+			pstuff_summary_free(to);
+			return -ENOMEM;
+		}
 		memcpy(to->actions, from->actions, na * sizeof(*to->actions));
 	}
-	if (from->stats && ns) {
-		to->stats = malloc(ns * sizeof(*to->stats));
-		if (!to->stats)
-			goto nomem;
-		memcpy(to->stats, from->stats, ns * sizeof(*to->stats));
-	}
 	return 0;
-nomem:
-	pstuff_summary_free(to);
-	return -ENOMEM;
 }
 
 /* 1 and a copy in *out (when out is not NULL) if the table holds this
@@ -480,8 +590,8 @@ static int sum_lookup(struct ckinfo_table *t, const struct cat_obj *o, size_t b,
 	pthread_mutex_lock(&t->lock);
 	l = cc_find(&t->sums, o->key, o->size, o->mtime_ns, b);
 	if (l)
-		rc = out ? (sum_copy(&CK_OF(l, struct ck_sum)->s, out) ? -ENOMEM
-								       : 1)
+		rc = out ? (sum_unpack(CK_OF(l, struct ck_sum), out) ? -ENOMEM
+								     : 1)
 			 : 1;
 	pthread_mutex_unlock(&t->lock);
 	return rc;
@@ -490,6 +600,8 @@ static int sum_lookup(struct ckinfo_table *t, const struct cat_obj *o, size_t b,
 static void sum_entry_free(struct ck_sum *e)
 {
 	pstuff_summary_free(&e->s);
+	free(e->acts);
+	free(e->names);
 	free(e->link.key);
 	free(e);
 }
@@ -499,10 +611,20 @@ static void sum_entry_drop(struct ck_link *l)
 	sum_entry_free(CK_OF(l, struct ck_sum));
 }
 
+/* Whether `cost` more bytes in one more entry would pass a cap of `c`. */
+static bool cc_full(const struct ck_cache *c, size_t cost)
+{
+	return (c->max_entries && c->n + 1 > c->max_entries) ||
+	       (c->max_bytes && c->bytes + cost > c->max_bytes);
+}
+
 /* Consumes *s (freed and zeroed) whether it is kept or not; an entry for
- * the same version already there stays (another thread decoded it too). */
-static void sum_insert(struct ckinfo_table *t, const char *key, uint64_t size,
-		       int64_t mtime_ns, struct pstuff_summary *s)
+ * the same version already there stays (another thread decoded it too).
+ * `keep_old`: refuse it (false) rather than drop the oldest when the caps
+ * are reached (loading state_dir); else true. */
+static bool sum_insert_as(struct ckinfo_table *t, const char *key,
+			  uint64_t size, int64_t mtime_ns,
+			  struct pstuff_summary *s, bool keep_old)
 {
 	size_t b = pcache_hash(key) % CK_BUCKETS;
 	struct ck_sum *e = calloc(1, sizeof(*e));
@@ -510,17 +632,17 @@ static void sum_insert(struct ckinfo_table *t, const char *key, uint64_t size,
 	if (!e || !(e->link.key = strdup(key))) {
 		free(e);
 		pstuff_summary_free(s);
-		return;
+		return true;
 	}
 	e->link.size = size;
 	e->link.mtime_ns = mtime_ns;
 	/* kept at its exact size: the decoder's arrays grow by 16 entries of
 	 * ~280 bytes, most of it unused (67 MB for 15,000 summaries) */
-	if (sum_copy(s, &e->s)) {
+	if (sum_pack(s, e)) {
 		free(e->link.key);
 		free(e);
 		pstuff_summary_free(s);
-		return;
+		return true;
 	}
 	pstuff_summary_free(s);
 	e->link.cost = sum_cost(e);
@@ -528,10 +650,22 @@ static void sum_insert(struct ckinfo_table *t, const char *key, uint64_t size,
 	if (cc_find(&t->sums, key, size, mtime_ns, b)) {
 		pthread_mutex_unlock(&t->lock);
 		sum_entry_free(e);
-		return;
+		return true;
+	}
+	if (keep_old && cc_full(&t->sums, e->link.cost)) {
+		pthread_mutex_unlock(&t->lock);
+		sum_entry_free(e);
+		return false;
 	}
 	cc_add(&t->sums, &e->link, b);
 	pthread_mutex_unlock(&t->lock);
+	return true;
+}
+
+static void sum_insert(struct ckinfo_table *t, const char *key, uint64_t size,
+		       int64_t mtime_ns, struct pstuff_summary *s)
+{
+	(void)sum_insert_as(t, key, size, mtime_ns, s, false);
 }
 
 void ckinfo_set_summary_caps(struct ckinfo_table *t, size_t max_entries,
@@ -647,16 +781,18 @@ static void sum_persist(struct ckinfo_table *t, const char *key, uint64_t size,
 #define JI(o, k) json_integer_value(json_object_get(o, k))
 
 /* One line of the summary cache file into the table; bad lines are
- * skipped (the object is decoded again when asked). */
-static void sum_load_line(struct ckinfo_table *t, const char *line)
+ * skipped (the object is decoded again when asked).  false: the table is
+ * full (info_cache_max_entries / _mb), the line was not kept. */
+static bool sum_load_line(struct ckinfo_table *t, const char *line)
 {
 	json_t *j = json_loads(line, 0, NULL), *e;
 	struct pstuff_summary s = {0};
 	char key[4096];
 	size_t i;
+	bool kept = true;
 
 	if (!j)
-		return;
+		return true;
 	if (unhex_str(json_object_get(j, "k"), key, sizeof(key)) ||
 	    unhex_str(json_object_get(j, "j"), s.ck.job_id,
 		      sizeof(s.ck.job_id)) ||
@@ -716,10 +852,12 @@ static void sum_load_line(struct ckinfo_table *t, const char *line)
 		x->state_size =
 			(uint64_t)json_integer_value(json_array_get(e, 3));
 	}
-	sum_insert(t, key, (uint64_t)JI(j, "s"), JI(j, "m"), &s);
+	kept = sum_insert_as(t, key, (uint64_t)JI(j, "s"), JI(j, "m"), &s,
+			     true);
 out:
 	pstuff_summary_free(&s);
 	json_decref(j);
+	return kept;
 }
 
 static void sum_load(struct ckinfo_table *t, const char *path)
@@ -740,8 +878,14 @@ static void sum_load(struct ckinfo_table *t, const char *path)
 	f = fdopen(dup(fd), "r");
 	if (f) {
 		rewind(f);
+		/* the first lines that fit: the file is in the order of the
+		 * walks that decoded them, and a walk in that order finds
+		 * them; keeping the last ones instead (dropping the oldest)
+		 * made each lookup of such a walk a miss that dropped the
+		 * next summary it asks for (README "Memory") */
 		while (getline(&line, &cap, f) > 0)
-			sum_load_line(t, line);
+			if (!sum_load_line(t, line))
+				break;
 		free(line);
 		fclose(f);
 	}

@@ -1150,6 +1150,89 @@ static void test_summary_cache_cap(void **st)
 	catalog_put(c);
 }
 
+/* Issue 11: a summary is kept at the size of what it holds (an action's
+ * name is its own length, not PSTUFF_NAME_MAX + 1 bytes), so that the
+ * default info_cache_max_mb holds a namespace of 20,000 checkpoints; the
+ * copy handed out is the decoder's, byte for byte. */
+static void test_summary_cache_compact(void **st)
+{
+	struct fx *f = *st;
+	struct pstuff_summary s, again;
+	struct catalog *c;
+	size_t n, bytes, names = 0;
+	uint64_t ev;
+
+	assert_int_equal(catalog_build_job(f->be, JOB, &c), 0);
+	assert_int_equal(ckinfo_summary(f->fs.ck, STFS_CK_SRC(&f->fs),
+					find_obj(c, CKPT), &s),
+			 0);
+	assert_true(s.n_actions > 0);
+	for (size_t i = 0; i < s.n_actions; i++)
+		names += strlen(s.actions[i].name) + 1;
+	ckinfo_get_summary_stats(f->fs.ck, &n, &bytes, &ev);
+	assert_int_equal(n, 1);
+	/* the entry, its key, the names, 32 bytes per action and statistic */
+	assert_true(bytes <= 256 + strlen(CKPT) + names +
+				     32 * (s.n_actions + s.n_stats));
+	assert_int_equal(ckinfo_summary(f->fs.ck, STFS_CK_SRC(&f->fs),
+					find_obj(c, CKPT), &again),
+			 0);
+	assert_int_equal(again.n_actions, s.n_actions);
+	assert_int_equal(again.n_stats, s.n_stats);
+	assert_memory_equal(&again.ck, &s.ck, sizeof(s.ck));
+	assert_memory_equal(again.actions, s.actions,
+			    sizeof(*s.actions) * s.n_actions);
+	if (s.n_stats)
+		assert_memory_equal(again.stats, s.stats,
+				    sizeof(*s.stats) * s.n_stats);
+	pstuff_summary_free(&again);
+	pstuff_summary_free(&s);
+	catalog_put(c);
+}
+
+/* Issue 11: summaries loaded from state_dir beyond info_cache_max_entries
+ * keep the first ones of the file (the order of the walk that decoded
+ * them), so the next walk in that order finds them; keeping the last ones
+ * made every lookup of that walk a miss that dropped the next one. */
+static void test_summary_state_dir_past_cap(void **st)
+{
+	static const char *const keys[] = {CKPT, SP, RP};
+	struct fx *f = *st;
+	struct pstuff_summary s;
+	struct catalog *c;
+	unsigned r0;
+
+	assert_int_equal(ckinfo_persist(f->fs.ck, f->dir, "fake://"), 0);
+	assert_int_equal(catalog_build_job(f->be, JOB, &c), 0);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(ckinfo_summary(f->fs.ck, STFS_CK_SRC(&f->fs),
+						find_obj(c, keys[i]), &s),
+				 0);
+		pstuff_summary_free(&s);
+	}
+	/* the next mount, two summaries at most */
+	ckinfo_free(f->fs.ck);
+	f->fs.ck = ckinfo_new();
+	assert_non_null(f->fs.ck);
+	ckinfo_set_summary_caps(f->fs.ck, 2, 0);
+	assert_int_equal(ckinfo_persist(f->fs.ck, f->dir, "fake://"), 0);
+	r0 = fake_be_calls(f->be, FAKE_READ);
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(ckinfo_summary(f->fs.ck, STFS_CK_SRC(&f->fs),
+						find_obj(c, keys[i]), &s),
+				 0);
+		pstuff_summary_free(&s);
+	}
+	assert_int_equal(fake_be_calls(f->be, FAKE_READ), r0);
+	/* the third is decoded again (and drops the oldest) */
+	assert_int_equal(ckinfo_summary(f->fs.ck, STFS_CK_SRC(&f->fs),
+					find_obj(c, keys[2]), &s),
+			 0);
+	pstuff_summary_free(&s);
+	assert_true(fake_be_calls(f->be, FAKE_READ) > r0);
+	catalog_put(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1157,6 +1240,10 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_summary_cache_cap, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_summary_cache_compact,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_summary_state_dir_past_cap,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_unknown_type_is_protected_and_not_cached, setup,
 			teardown),
