@@ -140,6 +140,26 @@ check "(the counter counts: reading an object is a read request)" test "$(reads_
 check "and every info still renders" test "$(grep -c '^checkpoint ' "$T/all2")" = "$nser"
 unmount_stfs "$M"
 
+# issue 11: more summaries in state_dir than info_cache_max_entries: a
+# mount keeps the first that fit, so a walk in the order that decoded them
+# (the records' order above) reads none of those (keeping the last ones
+# made each of that walk's lookups a miss that dropped the next)
+half=$((nser / 2))
+mount_stfs "$M" -o "$OPTS,cache_ttl=0,info_cache_max_entries=$half" || { finish; exit 1; }
+python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    print("%s/jobs/%s/pipelines/%d/checkpoints/%d/info" % (sys.argv[2], r["job"], r["pipeline"], r["checkpoint"]))' \
+	"$T/info.jsonl" "$M" >"$T/info-paths"
+r0=$(reads_of "$M")
+head -n "$half" "$T/info-paths" | xargs cat >"$T/all3" 2>&1
+r1=$(reads_of "$M")
+check_eq "past info_cache_max_entries, the first $half summaries of state_dir are served without a read" 0 "$((r1 - r0))"
+tail -n +"$((half + 1))" "$T/info-paths" | xargs cat >>"$T/all3" 2>&1
+check "(the others are read: the cap holds)" test "$(reads_of "$M")" -gt "$r1"
+check_eq "and every info renders" "$nser" "$(grep -c '^checkpoint ' "$T/all3")"
+unmount_stfs "$M"
+
 # rm -r of a job whose objects do not decode (empty .ser files, as a crash
 # between the engine's touch and write leaves): with cache_ttl=0 every
 # unlink makes the kernel look `info` up again, which must not fail with EIO
