@@ -414,16 +414,49 @@ void http_get_stats(struct http_stats *out)
 /* Per-attempt transfer state, seen by the callbacks. */
 struct xfer {
 	struct http_resp *resp;
-	int overflow; /* the body went over its cap */
-	int aborted;  /* the abort predicate fired */
+	const struct http_req *req;
+	CURL *h;
+	int overflow;	  /* the body went over its cap */
+	int aborted;	  /* the abort predicate fired */
+	int timed_out;	  /* a sink's deadline passed */
+	int sink_err;	  /* what the sink ended the transfer with */
+	size_t delivered; /* bytes the sink was given */
 };
+
+/* with a sink: whether its deadline has passed (then the transfer ends) */
+static bool sink_late(struct xfer *x)
+{
+	const struct http_req *q = x->req;
+
+	if (!q->sink || !q->sink_deadline ||
+	    http_mono_ms() < q->sink_deadline(q->sink_ud))
+		return false;
+	x->timed_out = 1;
+	return true;
+}
 
 static size_t write_cb(char *ptr, size_t size, size_t nmemb, void *ud)
 {
 	struct xfer *x = ud;
 	size_t n = size * nmemb;
+	long status = 0;
 	int rc;
 
+	if (x->req->sink &&
+	    curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &status) ==
+		    CURLE_OK &&
+	    status >= 200 && status < 300) {
+		if (sink_late(x))
+			return 0;
+		rc = x->req->sink(x->req->sink_ud, status, ptr, n);
+		if (rc) {
+			x->sink_err = rc;
+			return 0;
+		}
+		x->delivered += n;
+		atomic_fetch_add(&st_bytes_in, n);
+		return n;
+	}
 	rc = buf_append(&x->resp->body, ptr, n);
 	if (rc) {
 		if (rc == -EFBIG)
@@ -522,7 +555,7 @@ static int xferinfo_cb(void *ud, curl_off_t dltotal, curl_off_t dlnow,
 		x->aborted = 1;
 		return 1;
 	}
-	return 0;
+	return sink_late(x) ? 1 : 0;
 }
 
 static bool method_idempotent(const char *m)
@@ -583,7 +616,8 @@ static int setup_handle(CURL *h, const struct http_req *req, struct xfer *x,
 	SET(CURLOPT_URL, req->url);
 	SET(CURLOPT_NOSIGNAL, 1L);
 	SET(CURLOPT_ERRORBUFFER, errbuf);
-	SET(CURLOPT_TIMEOUT_MS, timeout_ms);
+	/* a sink's deadline moves on with its progress (sink_late) */
+	SET(CURLOPT_TIMEOUT_MS, req->sink ? 0L : timeout_ms);
 	SET(CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
 	SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
 	SET(CURLOPT_LOW_SPEED_TIME, low_time);
@@ -761,6 +795,8 @@ int http_perform(const struct http_req *req, struct http_resp *resp)
 		resp->content_type[0] = '\0';
 		memset(&x, 0, sizeof(x));
 		x.resp = resp;
+		x.req = req;
+		x.h = h;
 		errbuf[0] = '\0';
 		rc = setup_handle(h, req, &x, hdrs, errbuf, (long)left,
 				  (long)(conn < left ? conn : left));
@@ -781,6 +817,15 @@ int http_perform(const struct http_req *req, struct http_resp *resp)
 		} else if (x.aborted) {
 			rc = -EINTR;
 			set_err(resp, "%s %s: interrupted", m, safe_url);
+		} else if (x.sink_err) {
+			rc = x.sink_err;
+			set_err(resp, "%s %s: %s", m, safe_url, strerror(-rc));
+		} else if (x.timed_out) {
+			rc = -ETIMEDOUT;
+			atomic_fetch_add(&st_timeouts, 1);
+			set_err(resp,
+				"%s %s: timed out (no progress within %u ms)",
+				m, safe_url, timeout);
 		} else if (cc != CURLE_OK) {
 			rc = http_curl_to_errno((int)cc);
 			if (rc == -ETIMEDOUT)
@@ -807,7 +852,8 @@ int http_perform(const struct http_req *req, struct http_resp *resp)
 				set_err(resp, "%s %s: HTTP %ld", m, safe_url,
 					resp->status);
 		}
-		if (rc == -EFBIG || rc == -EINTR || rc == -ENOMEM)
+		if (rc == -EFBIG || rc == -EINTR || rc == -ENOMEM ||
+		    x.sink_err || x.delivered)
 			break;
 		if (!idem || attempt >= req->retries || resp->tls_refused)
 			break;

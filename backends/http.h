@@ -47,6 +47,19 @@ struct http_req {
 	 * engine client: a member that refuses is down; it asks the next URL)
 	 */
 	bool no_retry_refused;
+	/*
+	 * Streaming (s3's sequential reader): a 2xx body goes to
+	 * sink(sink_ud, status, data, n) piece by piece instead of resp->body
+	 * (an error status's body still lands there).  The sink returns 0 to
+	 * go on, or -errno to end the transfer: http_perform returns it.  The
+	 * deadline is then sink_deadline(sink_ud) (monotonic ms, asked as data
+	 * arrive and at least once a second; the sink moves it on as it makes
+	 * progress), not timeout_ms; and once the sink has had a byte, nothing
+	 * is retried (a retry would hand it the bytes again).
+	 */
+	int (*sink)(void *ud, long status, const char *p, size_t n);
+	int64_t (*sink_deadline)(void *ud);
+	void *sink_ud;
 };
 
 struct http_resp {

@@ -148,6 +148,8 @@ struct ra_chunk {
 	uint64_t used; /* LRU tick; for RA_QUEUED the queue order */
 };
 
+struct ra_stream;
+
 struct s3_priv {
 	struct backend *be; /* for the workers */
 	struct s3_uri uri;
@@ -171,6 +173,7 @@ struct s3_priv {
 	unsigned n_workers;
 	pid_t workers_pid; /* the process that started them */
 	bool ra_stop;
+	struct ra_stream *streams; /* the workers' streams under way */
 	struct {
 		char *p;
 		size_t cap;
@@ -511,7 +514,8 @@ static void hex_sha256(const void *p, size_t n, char out[65])
 static int s3_do_once(struct s3_priv *sp, const struct awscred_set *cs,
 		      const char *method, const char *url,
 		      const char *const *extra, const void *body,
-		      size_t body_len, size_t max_body, struct http_resp *resp)
+		      size_t body_len, size_t max_body,
+		      const struct http_req *sink, struct http_resp *resp)
 {
 	const char *hdrs[S3_MAX_HDRS + 1];
 	char sha_hdr[96], sha[65];
@@ -532,6 +536,11 @@ static int s3_do_once(struct s3_priv *sp, const struct awscred_set *cs,
 		.pause_unreachable = true,
 	};
 
+	if (sink) {
+		req.sink = sink->sink;
+		req.sink_deadline = sink->sink_deadline;
+		req.sink_ud = sink->sink_ud;
+	}
 	if (body) {
 		hex_sha256(body, body_len, sha);
 		snprintf(sha_hdr, sizeof(sha_hdr), "x-amz-content-sha256: %s",
@@ -571,9 +580,10 @@ static bool s3_creds_refused(const struct http_resp *resp, bool head)
  * found the store unreachable nothing is sent: its errno at once (the
  * pause of http_perform).  Returns what http_perform() returned.
  */
-static int s3_do(struct s3_priv *sp, const char *method, const char *url,
-		 const char *const *extra, const void *body, size_t body_len,
-		 size_t max_body, struct http_resp *resp)
+static int s3_do_sink(struct s3_priv *sp, const char *method, const char *url,
+		      const char *const *extra, const void *body,
+		      size_t body_len, size_t max_body,
+		      const struct http_req *sink, struct http_resp *resp)
 {
 	struct awscred_set *cs = NULL, *again = NULL;
 	bool head = !strcmp(method, "HEAD");
@@ -586,7 +596,7 @@ static int s3_do(struct s3_priv *sp, const char *method, const char *url,
 		return rc == -ETIMEDOUT ? rc : -EACCES;
 	}
 	rc = s3_do_once(sp, cs, method, url, extra, body, body_len, max_body,
-			resp);
+			sink, resp);
 	if (rc == 0 && cs && s3_creds_refused(resp, head) &&
 	    awscred_refused(sp->cred, cs) &&
 	    awscred_get(sp->cred, &again) == 0 && again &&
@@ -599,11 +609,19 @@ static int s3_do(struct s3_priv *sp, const char *method, const char *url,
 		http_resp_release(resp);
 		http_resp_init(resp);
 		rc = s3_do_once(sp, again, method, url, extra, body, body_len,
-				max_body, resp);
+				max_body, sink, resp);
 	}
 	awscred_put(again);
 	awscred_put(cs);
 	return rc;
+}
+
+static int s3_do(struct s3_priv *sp, const char *method, const char *url,
+		 const char *const *extra, const void *body, size_t body_len,
+		 size_t max_body, struct http_resp *resp)
+{
+	return s3_do_sink(sp, method, url, extra, body, body_len, max_body,
+			  NULL, resp);
 }
 
 /*
@@ -1225,6 +1243,9 @@ static struct ra_chunk *ra_new(struct s3_priv *sp, const char *key, off_t off,
 	return c;
 }
 
+static void ra_complete(struct s3_priv *sp, struct ra_chunk *c, int rc,
+			char *data, size_t cap, size_t len, bool eof);
+
 /* fetch chunk `c` (RA_FETCHING, owned by the caller) without the lock */
 static void ra_fetch(struct s3_priv *sp, struct ra_chunk *c)
 {
@@ -1241,6 +1262,18 @@ static void ra_fetch(struct s3_priv *sp, struct ra_chunk *c)
 	rc = s3_get_range(sp->be, c->key, c->off, c->want, seed, seed_cap,
 			  &data, &cap, &len, &eof);
 	pthread_mutex_lock(&sp->ra_lock);
+	ra_complete(sp, c, rc, data, cap, len, eof);
+	pthread_mutex_unlock(&sp->ra_lock);
+}
+
+/*
+ * With ra_lock held: chunk `c` (RA_FETCHING, owned by the caller) got
+ * `rc` and, when 0, `len` bytes at `data` (`cap` allocated, handed over)
+ * and whether they end the object; wakes its waiters
+ */
+static void ra_complete(struct s3_priv *sp, struct ra_chunk *c, int rc,
+			char *data, size_t cap, size_t len, bool eof)
+{
 	timeout_memo_set(sp, c->key, c->off, c->want, rc);
 	if (rc < 0) {
 		c->err = rc;
@@ -1268,17 +1301,234 @@ static void ra_fetch(struct s3_priv *sp, struct ra_chunk *c)
 	}
 	pthread_cond_broadcast(&sp->ra_done);
 	ra_maybe_free(sp, c);
-	pthread_mutex_unlock(&sp->ra_lock);
 }
 
-/* with ra_lock held: the oldest queued prefetch, or NULL */
+/*
+ * The stream of a sequential reader.  A worker that fetches a prefetched
+ * window asks for the rest of the object in one GET ("Range: bytes=off-")
+ * and fills the windows queued after it in order as the bytes arrive, so
+ * that a long read costs the store one request, not one per window (each
+ * costs the server as much as megabytes of body; README "Performance").
+ * The windows ahead of a stream's position are reserved for it: no other
+ * worker fetches them and a reader needing one waits for it, as for a
+ * window being fetched.  When the next window is not queued (the reader
+ * is behind), the stream waits for it at most RA_STREAM_IDLE_MS, then
+ * ends: the transfer is cut and later windows are fetched as before.  The
+ * deadline: each window is filled within timeout_ms of the stream taking
+ * it.  A stream that fails (a dropped connection, a deadline, a store
+ * ignoring Range) leaves its windows as they were: the complete ones hold
+ * the right bytes, the one being filled is fetched again with its own
+ * ranged GET (and its retries), the rest stay queued.
+ */
+#define RA_STREAM_IDLE_MS 1000
+
+struct ra_stream {
+	struct ra_stream *next; /* sp->streams, under ra_lock */
+	struct s3_priv *sp;
+	char key[S3_KEY_MAX + 1];
+	off_t pos;	      /* the offset of the next byte to arrive */
+	struct ra_chunk *cur; /* RA_FETCHING, ours: being filled, or NULL */
+	char *buf;	      /* cur's buffer, cap bytes */
+	size_t cap, fill;     /* fill: bytes of cur that arrived */
+	int64_t deadline_ms;  /* cur must be full by then */
+};
+
+/* with ra_lock held: whether queued chunk `c` waits for a stream */
+static bool ra_reserved(const struct s3_priv *sp, const struct ra_chunk *c)
+{
+	for (const struct ra_stream *st = sp->streams; st; st = st->next)
+		if (c->off >= st->pos && !strcmp(st->key, c->key))
+			return true;
+	return false;
+}
+
+/* with ra_lock held: a buffer for `c` into st (a spare, else malloc) */
+static int ra_stream_buf(struct ra_stream *st, struct ra_chunk *c)
+{
+	st->buf = ra_take_spare(st->sp, c->want, &st->cap);
+	if (!st->buf) {
+		st->buf = malloc(c->want + 1);
+		st->cap = c->want + 1;
+	}
+	st->fill = 0;
+	st->cur = c;
+	st->deadline_ms = mono_ms() + st->sp->timeout_ms;
+	return st->buf ? 0 : -ENOMEM;
+}
+
+/*
+ * Take the window that starts where the stream is, waiting for it to be
+ * queued at most RA_STREAM_IDLE_MS.  0, or -ECANCELED (none: the stream
+ * ends), -ENOMEM.
+ */
+static int ra_stream_next(struct ra_stream *st)
+{
+	struct s3_priv *sp = st->sp;
+	int64_t until = mono_ms() + RA_STREAM_IDLE_MS;
+	int rc = -ECANCELED;
+
+	pthread_mutex_lock(&sp->ra_lock);
+	while (!sp->ra_stop) {
+		struct ra_chunk *c;
+		struct timespec ts = {
+			.tv_sec = (time_t)(until / 1000),
+			.tv_nsec = (long)(until % 1000) * 1000000L,
+		};
+
+		for (c = sp->chunks; c; c = c->next)
+			if (!c->dead && c->off == st->pos &&
+			    !strcmp(c->key, st->key))
+				break;
+		if (c && c->state == RA_QUEUED) {
+			c->state = RA_FETCHING;
+			rc = ra_stream_buf(st, c);
+			if (rc) {
+				st->cur = NULL;
+				c->state = RA_QUEUED;
+			}
+			break;
+		}
+		if (c || mono_ms() >= until ||
+		    pthread_cond_timedwait(&sp->ra_work, &sp->ra_lock, &ts) ==
+			    ETIMEDOUT)
+			break; /* a reader has it, or none came */
+	}
+	pthread_mutex_unlock(&sp->ra_lock);
+	return rc;
+}
+
+/* the stream's window is full, or (eof) the object ended in it */
+static void ra_stream_done(struct ra_stream *st, bool eof)
+{
+	struct s3_priv *sp = st->sp;
+
+	pthread_mutex_lock(&sp->ra_lock);
+	ra_complete(sp, st->cur, 0, st->buf, st->cap, st->fill, eof);
+	pthread_mutex_unlock(&sp->ra_lock);
+	st->cur = NULL;
+	st->buf = NULL;
+	st->cap = st->fill = 0;
+}
+
+static int ra_stream_sink(void *ud, long status, const char *p, size_t n)
+{
+	struct ra_stream *st = ud;
+
+	if (status != 206)
+		return -EPROTO; /* the whole object: left to a ranged GET */
+	while (n) {
+		size_t k;
+		int rc;
+
+		if (__atomic_load_n(&st->sp->ra_stop, __ATOMIC_RELAXED))
+			return -ECANCELED;
+		if (!st->cur && (rc = ra_stream_next(st)) != 0)
+			return rc;
+		k = st->cur->want - st->fill;
+		if (k > n)
+			k = n;
+		memcpy(st->buf + st->fill, p, k);
+		st->fill += k;
+		st->pos += (off_t)k;
+		p += k;
+		n -= k;
+		if (st->fill == st->cur->want)
+			ra_stream_done(st, false);
+	}
+	return 0;
+}
+
+static int64_t ra_stream_deadline(void *ud)
+{
+	const struct ra_stream *st = ud;
+
+	/* between windows: ra_stream_next bounds the wait itself */
+	return st->cur ? st->deadline_ms : mono_ms() + st->sp->timeout_ms;
+}
+
+/*
+ * With ra_lock held: start stream `st` at `c` (RA_FETCHING, owned, part of
+ * a sequential stream): from now on the windows queued after it are
+ * reserved for it.  0, or -ENOMEM (then ra_stream fetches `c` alone).
+ */
+static int ra_stream_begin(struct s3_priv *sp, struct ra_stream *st,
+			   struct ra_chunk *c)
+{
+	memset(st, 0, sizeof(*st));
+	st->sp = sp;
+	st->pos = c->off;
+	snprintf(st->key, sizeof(st->key), "%s", c->key);
+	st->next = sp->streams;
+	sp->streams = st;
+	return ra_stream_buf(st, c);
+}
+
+/* fetch the windows of stream `st` (begun by ra_stream_begin, `rc` what it
+ * returned) in one GET; without the lock */
+static void ra_stream(struct s3_priv *sp, struct ra_stream *st, int rc)
+{
+	struct ra_chunk *c = st->cur;
+	struct http_req sink = {
+		.sink = ra_stream_sink,
+		.sink_deadline = ra_stream_deadline,
+		.sink_ud = st,
+	};
+	char range[64];
+	const char *extra[2] = {range, NULL};
+	struct ra_stream **pp;
+	struct http_resp resp;
+	struct buf url;
+
+	snprintf(range, sizeof(range), "Range: bytes=%lld-", (long long)c->off);
+	if (rc == 0)
+		rc = object_url(sp, st->key, &url);
+	if (rc == 0) {
+		http_resp_init(&resp);
+		rc = s3_do_sink(sp, "GET", url.data, extra, NULL, 0, RA_MAX,
+				&sink, &resp);
+		if (rc == 0 && resp.status == 206) {
+			be_note_ok(sp->be);
+			if (st->cur) /* the object ended in it */
+				ra_stream_done(st, true);
+		} else if (rc == 0 && resp.status == 416 && st->cur == c &&
+			   !st->fill) {
+			be_note_ok(sp->be);
+			ra_stream_done(st, true); /* at or past the end */
+		} else if (rc != -ECANCELED) {
+			log_debug("s3: stream of '%s' ended at %lld: %s",
+				  st->key, (long long)st->pos,
+				  resp.error[0] ? resp.error : strerror(-rc));
+		}
+		http_resp_release(&resp);
+		buf_release(&url);
+	}
+	pthread_mutex_lock(&sp->ra_lock);
+	for (pp = &sp->streams; *pp && *pp != st; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = st->next;
+	/* what it reserved is free again; a reader waiting may take it */
+	pthread_cond_broadcast(&sp->ra_done);
+	pthread_cond_broadcast(&sp->ra_work);
+	free(st->buf);
+	if (st->cur && sp->ra_stop) {
+		ra_complete(sp, st->cur, -ECANCELED, NULL, 0, 0, false);
+		st->cur = NULL;
+	}
+	pthread_mutex_unlock(&sp->ra_lock);
+	if (st->cur)
+		ra_fetch(sp, st->cur); /* the window being filled, alone */
+}
+
+/* with ra_lock held: the oldest queued prefetch no stream waits for, or
+ * NULL */
 static struct ra_chunk *ra_next_queued(struct s3_priv *sp)
 {
 	struct ra_chunk *c, *best = NULL;
 
 	for (c = sp->chunks; c; c = c->next)
 		if (c->state == RA_QUEUED && !c->dead &&
-		    (!best || c->used < best->used))
+		    (!best || c->used < best->used) && !ra_reserved(sp, c))
 			best = c;
 	return best;
 }
@@ -1295,8 +1545,18 @@ static void *ra_worker(void *arg)
 		if (sp->ra_stop)
 			break;
 		c->state = RA_FETCHING;
-		pthread_mutex_unlock(&sp->ra_lock);
-		ra_fetch(sp, c);
+		if (c->seq) {
+			struct ra_stream st;
+			/* begun under the lock: no other worker takes the
+			 * windows after c meanwhile */
+			int rc = ra_stream_begin(sp, &st, c);
+
+			pthread_mutex_unlock(&sp->ra_lock);
+			ra_stream(sp, &st, rc);
+		} else {
+			pthread_mutex_unlock(&sp->ra_lock);
+			ra_fetch(sp, c);
+		}
 		pthread_mutex_lock(&sp->ra_lock);
 	}
 	pthread_mutex_unlock(&sp->ra_lock);
@@ -1410,12 +1670,13 @@ static void ra_forget(struct s3_priv *sp, const char *key)
 }
 
 /*
- * With ra_lock held: wait until `c` is no longer being fetched, at most
- * until `deadline_ms`.  0, or -ETIMEDOUT.
+ * With ra_lock held: wait until `c` is no longer being fetched nor
+ * reserved for a stream, at most until `deadline_ms`.  0, or -ETIMEDOUT.
  */
 static int ra_wait(struct s3_priv *sp, struct ra_chunk *c, int64_t deadline_ms)
 {
-	while (c->state == RA_FETCHING) {
+	while (c->state == RA_FETCHING ||
+	       (c->state == RA_QUEUED && ra_reserved(sp, c))) {
 		struct timespec ts = {
 			.tv_sec = (time_t)(deadline_ms / 1000),
 			.tv_nsec = (long)(deadline_ms % 1000) * 1000000L,
@@ -1424,7 +1685,11 @@ static int ra_wait(struct s3_priv *sp, struct ra_chunk *c, int64_t deadline_ms)
 		if (mono_ms() >= deadline_ms ||
 		    pthread_cond_timedwait(&sp->ra_done, &sp->ra_lock, &ts) ==
 			    ETIMEDOUT)
-			return c->state == RA_FETCHING ? -ETIMEDOUT : 0;
+			return c->state == RA_FETCHING ||
+					       (c->state == RA_QUEUED &&
+						ra_reserved(sp, c))
+				       ? -ETIMEDOUT
+				       : 0;
 	}
 	return 0;
 }
@@ -1476,11 +1741,16 @@ static ssize_t s3_read(struct backend *be, const char *path, void *buf,
 				return done ? (ssize_t)done : -ENOMEM;
 			}
 			mine = true;
-		} else if (c->state == RA_QUEUED) {
+		}
+		c->users++;
+		/* a window a stream will fill: wait for it (at most the
+		 * deadline, then fetch it here) */
+		if (!mine && c->state == RA_QUEUED && ra_reserved(sp, c))
+			(void)ra_wait(sp, c, deadline_ms);
+		if (!mine && c->state == RA_QUEUED) {
 			c->state = RA_FETCHING; /* not started: take it over */
 			mine = true;
 		}
-		c->users++;
 		if (mine) {
 			pthread_mutex_unlock(&sp->ra_lock);
 			ra_fetch(sp, c);

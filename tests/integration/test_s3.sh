@@ -374,6 +374,11 @@ faults() {
 		sleep 0.05
 	done
 	FP_PORT=$(cat "$pf")
+	# two 24 MiB objects for the sequential stream (README "Performance")
+	head -c $((24 << 20)) /dev/urandom >"$T/big1.bin"
+	head -c $((24 << 20)) /dev/urandom >"$T/big2.bin"
+	check_eq "[proxy] big objects uploaded" 200200 \
+		"$(put "$SP" "$PREFIX/$PROT_ID/big1.bin" "$T/big1.bin")$(put "$SP" "$PREFIX/$PROT_ID/big2.bin" "$T/big2.bin")"
 	check "[proxy] faultproxy answers its control endpoint" \
 		bash -c "curl -s -m 2 http://127.0.0.1:$FP_PORT/__fault | grep -q '\"mode\": \"none\"'"
 	mount_s3 "$M" "$FP_PORT" "$T/sd-proxy" || {
@@ -411,6 +416,50 @@ faults() {
 	proxy_ctl '{"mode":"none"}' POST >/dev/null
 	check "[proxy] reads work again after the storm" cmp -s "$T/h2.tmp" "$O/eq=ual.bin"
 	check "[proxy] .stfs/health shows the storm's error" grep -qi 'slowdown\|503\|error' "$M/.stfs/health"
+
+	# a big object read in one stream: every byte right, however read
+	local B1=$O/big1.bin B2=$O/big2.bin want got gets0
+	want=$(sha256sum <"$T/big1.bin")
+	gets0=$(proxy_ctl | python3 -c 'import json,sys; print(json.load(sys.stdin)["forwarded"])')
+	check_eq "[stream] cat of a 24 MiB object: the raw object's sha256" "$want" "$(sha256sum <"$B1")"
+	got=$(($(proxy_ctl | python3 -c 'import json,sys; print(json.load(sys.stdin)["forwarded"])') - gets0))
+	# 128 KiB, 256 KiB, then one GET for the rest (one per window: 9)
+	check "[stream] ... in a few GETs, not one per window ($got)" test "$got" -le 5
+	dd if="$B1" of="$T/dd.out" bs=1M skip=7 count=9 status=none
+	dd if="$T/big1.bin" of="$T/dd.want" bs=1M skip=7 count=9 status=none
+	check "[stream] dd bs=1M skip=7 count=9 equals the raw bytes" cmp -s "$T/dd.want" "$T/dd.out"
+	check_eq "[stream] a read at an odd offset past 16 MiB" \
+		"$(tail -c +$((16 * 1048576 + 12345)) "$T/big1.bin" | head -c 100000 | sha256sum)" \
+		"$(tail -c +$((16 * 1048576 + 12345)) "$B1" | head -c 100000 | sha256sum)"
+	check_eq "[stream] a read past the end is empty" 0 \
+		"$(dd if="$B1" bs=1M skip=30 count=1 status=none | wc -c)"
+	want=$(sha256sum <"$T/big2.bin")
+	sha256sum <"$B2" >"$T/r1.sum" &
+	local RP=$!
+	sha256sum <"$B2" >"$T/r2.sum"
+	wait "$RP"
+	check_eq "[stream] two concurrent readers, first" "$want" "$(cat "$T/r1.sum")"
+	check_eq "[stream] two concurrent readers, second" "$want" "$(cat "$T/r2.sum")"
+	# GETs that stall half-way: an error within deadlines, never wrong
+	# bytes (every GET of the object stalls; tests/backends/test_s3.c cuts
+	# the stream alone)
+	proxy_ctl '{"mode":"stall","match":"big1.bin"}' POST >/dev/null
+	python3 -c "import os,sys; fd=os.open(sys.argv[1],os.O_RDONLY); os.posix_fadvise(fd,0,0,os.POSIX_FADV_DONTNEED)" "$B1"
+	STFS_PID=$PPD
+	unmount_stfs "$M"
+	mount_s3 "$M" "$FP_PORT" "$T/sd-proxy"
+	PPD=$STFS_PID
+	t0=$(date +%s%N)
+	cat "$B1" >"$T/stall.out" 2>"$T/stall.err"
+	rc=$?
+	dt=$(ms_since "$t0")
+	check "[stream] a stalled stream fails the read (rc $rc: $(head -c 80 "$T/stall.err"))" test "$rc" != 0
+	check "[stream] ... within a few deadlines (${dt} ms)" test "$dt" -lt $((4 * TMO + 3000))
+	got=$(stat -c %s "$T/stall.out")
+	check "[stream] ... and what it gave before is the object's first $got bytes" \
+		cmp -s -n "$got" "$T/stall.out" "$T/big1.bin"
+	check "[stream] the daemon survives the stall" alive "$PPD"
+	proxy_ctl '{"mode":"none"}' POST >/dev/null
 
 	# keys holding '..': the server stores ".../DOTDOT/...", the proxy
 	# answers "..", stfs must ignore them and stay inside the tree
