@@ -14,8 +14,10 @@
  * a read that misses fetches a 128 KiB window; a read landing at the end
  * of a window continues a sequential stream, whose windows double up to
  * 8 MiB, and reading a window of such a stream has a background worker
- * fetch the next one, so that a sequential reader finds it ready.  Random
- * reads never prefetch.  One fetch per (key, range): a reader that needs a
+ * fetch the next one, so that a sequential reader finds it ready; the
+ * worker asks for the rest of the object in one GET and fills the windows
+ * queued after it as the bytes arrive (ra_stream).  Random reads never
+ * prefetch.  One fetch per (key, range): a reader that needs a
  * window being fetched waits for it (at most the deadline plus a margin)
  * and shares its result, error included.  At most readahead_max_mb (64 MiB)
  * over every backend of the process and 64 windows per backend,
