@@ -1329,18 +1329,41 @@ struct ra_stream {
 	struct s3_priv *sp;
 	char key[S3_KEY_MAX + 1];
 	off_t pos;	      /* the offset of the next byte to arrive */
+	off_t ahead;	      /* under ra_lock: where the next window starts */
 	struct ra_chunk *cur; /* RA_FETCHING, ours: being filled, or NULL */
 	char *buf;	      /* cur's buffer, cap bytes */
 	size_t cap, fill;     /* fill: bytes of cur that arrived */
 	int64_t deadline_ms;  /* cur must be full by then */
 };
 
-/* with ra_lock held: whether queued chunk `c` waits for a stream */
+/*
+ * With ra_lock held: whether queued chunk `c` waits for a stream: it is
+ * the first of the queued windows that follow one another from where a
+ * stream is, or one of the others (not those of another reader further
+ * on: they are not in the stream's way)
+ */
 static bool ra_reserved(const struct s3_priv *sp, const struct ra_chunk *c)
 {
-	for (const struct ra_stream *st = sp->streams; st; st = st->next)
-		if (c->off >= st->pos && !strcmp(st->key, c->key))
-			return true;
+	for (const struct ra_stream *st = sp->streams; st; st = st->next) {
+		off_t at = st->ahead;
+
+		if (c->off < at || strcmp(st->key, c->key))
+			continue;
+		for (unsigned n = 0; n < RA_CHUNKS && at <= c->off; n++) {
+			const struct ra_chunk *o;
+
+			for (o = sp->chunks; o; o = o->next)
+				if (o->off == at && !o->dead &&
+				    o->state == RA_QUEUED &&
+				    !strcmp(o->key, c->key))
+					break;
+			if (!o)
+				break;
+			if (o == c)
+				return true;
+			at += (off_t)o->want;
+		}
+	}
 	return false;
 }
 
@@ -1354,6 +1377,7 @@ static int ra_stream_buf(struct ra_stream *st, struct ra_chunk *c)
 	}
 	st->fill = 0;
 	st->cur = c;
+	st->ahead = c->off + (off_t)c->want;
 	st->deadline_ms = mono_ms() + st->sp->timeout_ms;
 	return st->buf ? 0 : -ENOMEM;
 }
@@ -1386,6 +1410,7 @@ static int ra_stream_next(struct ra_stream *st)
 			rc = ra_stream_buf(st, c);
 			if (rc) {
 				st->cur = NULL;
+				st->ahead = st->pos;
 				c->state = RA_QUEUED;
 			}
 			break;
@@ -1406,8 +1431,9 @@ static void ra_stream_done(struct ra_stream *st, bool eof)
 
 	pthread_mutex_lock(&sp->ra_lock);
 	ra_complete(sp, st->cur, 0, st->buf, st->cap, st->fill, eof);
-	pthread_mutex_unlock(&sp->ra_lock);
 	st->cur = NULL;
+	st->ahead = st->pos;
+	pthread_mutex_unlock(&sp->ra_lock);
 	st->buf = NULL;
 	st->cap = st->fill = 0;
 }
@@ -1458,7 +1484,7 @@ static int ra_stream_begin(struct s3_priv *sp, struct ra_stream *st,
 {
 	memset(st, 0, sizeof(*st));
 	st->sp = sp;
-	st->pos = c->off;
+	st->pos = st->ahead = c->off;
 	snprintf(st->key, sizeof(st->key), "%s", c->key);
 	st->next = sp->streams;
 	sp->streams = st;

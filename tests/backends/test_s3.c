@@ -59,6 +59,7 @@ static struct {
 	 * stall_ms before the connection closes */
 	size_t cut_open;
 	unsigned stall_ms;
+	bool threaded; /* one thread per connection (a stream holds one) */
 } srv = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void send_all(int fd, const void *p, size_t n)
@@ -181,14 +182,33 @@ static void srv_quiesce(void)
 	}
 }
 
+static void *serve_thread(void *arg)
+{
+	int cfd = (int)(intptr_t)arg;
+
+	serve_one(cfd);
+	close(cfd);
+	return NULL;
+}
+
 static void *srv_main(void *arg)
 {
 	(void)arg;
 	for (;;) {
 		int cfd = accept(srv.lfd, NULL, NULL);
+		pthread_t th;
+		bool threaded;
 
 		if (cfd < 0)
 			return NULL;
+		pthread_mutex_lock(&srv.lock);
+		threaded = srv.threaded;
+		pthread_mutex_unlock(&srv.lock);
+		if (threaded && pthread_create(&th, NULL, serve_thread,
+					       (void *)(intptr_t)cfd) == 0) {
+			pthread_detach(th);
+			continue;
+		}
 		serve_one(cfd);
 		close(cfd);
 	}
@@ -234,6 +254,7 @@ static void q_reset(void)
 	srv.delay_ms = 0;
 	srv.cut_open = 0;
 	srv.stall_ms = 0;
+	srv.threaded = false;
 	pthread_mutex_unlock(&srv.lock);
 }
 
@@ -830,6 +851,53 @@ static void test_s3_read_stream_stall_deadline(void **state)
 }
 
 /*
+ * A stream reserves the windows queued one after the other from where it
+ * is, not those of another reader of the same object further on: that
+ * reader's windows are fetched at once while the first one's stream
+ * waits for its reader.
+ */
+static void test_s3_read_stream_other_reader_not_held(void **state)
+{
+	struct stfs_conf c = mkconf();
+	struct backend *be;
+	size_t blen = (size_t)48 << 20, off;
+	char *blob = make_blob(blen);
+	char *buf = malloc(64 << 10);
+	int64_t t0, slowest = 0;
+
+	(void)state;
+	assert_non_null(buf);
+	serve_blob(blob, blen);
+	pthread_mutex_lock(&srv.lock);
+	srv.threaded = true;
+	pthread_mutex_unlock(&srv.lock);
+	assert_int_equal(be_open_ops(&be_s3_ops, "s3://ckpt/ns/", &c, &be), 0);
+	/* reader one: its stream runs, fills its windows and waits */
+	for (off = 0; off < ((size_t)1 << 20); off += 64 << 10) {
+		assert_int_equal(be_read(be, "big", buf, 64 << 10, (off_t)off),
+				 64 << 10);
+		assert_memory_equal(buf, blob + off, 64 << 10);
+	}
+	usleep(100000);
+	/* reader two, further on (past the 8 MiB the first one's stream
+	 * reaches with the windows it may prefetch) */
+	for (off = (size_t)40 << 20; off < ((size_t)42 << 20);
+	     off += 64 << 10) {
+		t0 = mono_ms();
+		assert_int_equal(be_read(be, "big", buf, 64 << 10, (off_t)off),
+				 64 << 10);
+		if (mono_ms() - t0 > slowest)
+			slowest = mono_ms() - t0;
+		assert_memory_equal(buf, blob + off, 64 << 10);
+	}
+	assert_true(slowest < 500); /* not held until the stream's 1 s idle */
+	be_close(be);
+	srv_quiesce();
+	free(buf);
+	free(blob);
+}
+
+/*
  * readahead_max_mb is one budget for every open file of every backend
  * (README "Memory"): with 1 MiB, a sequential reader gets its 512 KiB
  * prefetch (896 KiB in all) but not the 1 MiB one after it, and a second
@@ -1235,6 +1303,7 @@ int main(void)
 		cmocka_unit_test(test_s3_readahead_global_budget),
 		cmocka_unit_test(test_s3_read_stream_cut_midway),
 		cmocka_unit_test(test_s3_read_stream_stall_deadline),
+		cmocka_unit_test(test_s3_read_stream_other_reader_not_held),
 		cmocka_unit_test(test_s3_read_random_no_prefetch),
 		cmocka_unit_test(test_s3_read_waiter_shares_timeout),
 		cmocka_unit_test(test_s3_timeout_spares_next_calls),
