@@ -391,6 +391,125 @@ static void test_http_perform_no_retry_for_post_or_404(void **state)
 	srv_stop(s);
 }
 
+/* what a streaming request's sink was given */
+struct sink_rec {
+	char got[64];
+	size_t len, calls;
+	long status;
+	int stop_with;	     /* returned from the first call when set */
+	int64_t deadline_ms; /* 0: far away */
+};
+
+static int sink_fn(void *ud, long status, const char *p, size_t n)
+{
+	struct sink_rec *k = ud;
+
+	k->calls++;
+	k->status = status;
+	if (k->stop_with)
+		return k->stop_with;
+	if (k->len + n <= sizeof(k->got)) {
+		memcpy(k->got + k->len, p, n);
+		k->len += n;
+	}
+	return 0;
+}
+
+static int64_t sink_deadline_fn(void *ud)
+{
+	const struct sink_rec *k = ud;
+
+	return k->deadline_ms ? k->deadline_ms : tu_mono_ms() + 60000;
+}
+
+/* a 2xx body goes to the sink; an error status's body to resp->body, and
+ * it is retried as ever */
+static void test_http_perform_sink_gets_2xx_body(void **state)
+{
+	struct srv *s = srv_start(SRV_FAIL_THEN);
+	struct sink_rec k = {.calls = 0};
+	struct http_resp r;
+	char url[128];
+	struct http_req req = {.url = url,
+			       .timeout_ms = 5000,
+			       .retries = 2,
+			       .sink = sink_fn,
+			       .sink_deadline = sink_deadline_fn,
+			       .sink_ud = &k};
+
+	(void)state;
+	atomic_store(&s->fail_n, 1);
+	srv_url(s, "/r", url, sizeof(url));
+	http_resp_init(&r);
+	assert_int_equal(http_perform(&req, &r), 0);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(r.attempts, 2);
+	assert_int_equal(k.status, 200);
+	assert_int_equal(k.len, 8);
+	assert_memory_equal(k.got, "{\"ok\":1}", 8);
+	assert_int_equal(r.body.len, 0);
+	http_resp_release(&r);
+	srv_stop(s);
+}
+
+/* the sink ends the transfer: its errno, and no retry */
+static void test_http_perform_sink_stops(void **state)
+{
+	struct srv *s = srv_start(SRV_BIG);
+	struct sink_rec k = {.stop_with = -ECANCELED};
+	struct http_resp r;
+	char url[128];
+	struct http_req req = {.url = url,
+			       .timeout_ms = 5000,
+			       .retries = 3,
+			       .sink = sink_fn,
+			       .sink_deadline = sink_deadline_fn,
+			       .sink_ud = &k};
+
+	(void)state;
+	s->big_len = (size_t)1 << 20;
+	srv_url(s, "/big", url, sizeof(url));
+	http_resp_init(&r);
+	assert_int_equal(http_perform(&req, &r), -ECANCELED);
+	assert_int_equal(r.attempts, 1);
+	assert_int_equal(k.calls, 1);
+	assert_int_equal(atomic_load(&s->ls.nreq), 1);
+	http_resp_release(&r);
+	srv_stop(s);
+}
+
+/* with a sink, its deadline holds, not timeout_ms */
+static void test_http_perform_sink_deadline(void **state)
+{
+	struct srv *s = srv_start(SRV_HANG);
+	struct sink_rec k = {.calls = 0};
+	struct http_resp r;
+	struct http_stats before, after;
+	char url[128];
+	struct http_req req = {.url = url,
+			       .timeout_ms = 5000,
+			       .sink = sink_fn,
+			       .sink_deadline = sink_deadline_fn,
+			       .sink_ud = &k};
+	int64_t t0, dt;
+
+	(void)state;
+	srv_url(s, "/hang", url, sizeof(url));
+	http_get_stats(&before);
+	http_resp_init(&r);
+	t0 = tu_mono_ms();
+	k.deadline_ms = t0 + 300;
+	assert_int_equal(http_perform(&req, &r), -ETIMEDOUT);
+	dt = tu_mono_ms() - t0;
+	assert_true(dt >= 280);
+	assert_true(dt < 1500); /* xferinfo runs at least once a second */
+	assert_int_equal(k.calls, 0);
+	http_get_stats(&after);
+	assert_true(after.timeouts > before.timeouts);
+	http_resp_release(&r);
+	srv_stop(s);
+}
+
 static void test_http_perform_hung_server_times_out(void **state)
 {
 	struct srv *s = srv_start(SRV_HANG);
@@ -626,6 +745,9 @@ int main(void)
 			test_http_perform_unusable_ca_file_not_retried),
 		cmocka_unit_test(test_http_ca_file_check),
 		cmocka_unit_test(test_http_perform_hung_server_times_out),
+		cmocka_unit_test(test_http_perform_sink_gets_2xx_body),
+		cmocka_unit_test(test_http_perform_sink_stops),
+		cmocka_unit_test(test_http_perform_sink_deadline),
 		cmocka_unit_test(
 			test_http_perform_refused_retries_within_deadline),
 		cmocka_unit_test(test_http_pause_unreachable),
