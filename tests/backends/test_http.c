@@ -422,6 +422,18 @@ static int64_t sink_deadline_fn(void *ud)
 	return k->deadline_ms ? k->deadline_ms : tu_mono_ms() + 60000;
 }
 
+/* a streaming GET of `url` into `k` */
+static struct http_req sink_req(const char *url, struct sink_rec *k,
+				unsigned retries)
+{
+	return (struct http_req){.url = url,
+				 .timeout_ms = 5000,
+				 .retries = retries,
+				 .sink = sink_fn,
+				 .sink_deadline = sink_deadline_fn,
+				 .sink_ud = k};
+}
+
 /* a 2xx body goes to the sink; an error status's body to resp->body, and
  * it is retried as ever */
 static void test_http_perform_sink_gets_2xx_body(void **state)
@@ -430,12 +442,7 @@ static void test_http_perform_sink_gets_2xx_body(void **state)
 	struct sink_rec k = {.calls = 0};
 	struct http_resp r;
 	char url[128];
-	struct http_req req = {.url = url,
-			       .timeout_ms = 5000,
-			       .retries = 2,
-			       .sink = sink_fn,
-			       .sink_deadline = sink_deadline_fn,
-			       .sink_ud = &k};
+	struct http_req req = sink_req(url, &k, 2);
 
 	(void)state;
 	atomic_store(&s->fail_n, 1);
@@ -459,12 +466,7 @@ static void test_http_perform_sink_stops(void **state)
 	struct sink_rec k = {.stop_with = -ECANCELED};
 	struct http_resp r;
 	char url[128];
-	struct http_req req = {.url = url,
-			       .timeout_ms = 5000,
-			       .retries = 3,
-			       .sink = sink_fn,
-			       .sink_deadline = sink_deadline_fn,
-			       .sink_ud = &k};
+	struct http_req req = sink_req(url, &k, 3);
 
 	(void)state;
 	s->big_len = (size_t)1 << 20;
@@ -486,11 +488,7 @@ static void test_http_perform_sink_deadline(void **state)
 	struct http_resp r;
 	struct http_stats before, after;
 	char url[128];
-	struct http_req req = {.url = url,
-			       .timeout_ms = 5000,
-			       .sink = sink_fn,
-			       .sink_deadline = sink_deadline_fn,
-			       .sink_ud = &k};
+	struct http_req req = sink_req(url, &k, 0);
 	int64_t t0, dt;
 
 	(void)state;

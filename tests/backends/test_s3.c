@@ -759,6 +759,31 @@ static void test_s3_read_long_stream_reuses_windows(void **state)
 	free(blob);
 }
 
+/* the open-ended GETs of the blob are cut after `cut` bytes, held
+ * `stall_ms` (srv.cut_open) */
+static void serve_blob_cut(const char *blob, size_t len, size_t cut,
+			   unsigned stall_ms)
+{
+	serve_blob(blob, len);
+	pthread_mutex_lock(&srv.lock);
+	srv.cut_open = cut;
+	srv.stall_ms = stall_ms;
+	pthread_mutex_unlock(&srv.lock);
+}
+
+/* read `blob` from `off` to its end in 64 KiB reads: every byte right */
+static void read_rest(struct backend *be, const char *blob, size_t blen,
+		      size_t off, char *buf)
+{
+	for (; off < blen; off += 64 << 10) {
+		size_t want = blen - off < (64 << 10) ? blen - off : 64 << 10;
+
+		assert_int_equal(be_read(be, "big", buf, 64 << 10, (off_t)off),
+				 (ssize_t)want);
+		assert_memory_equal(buf, blob + off, want);
+	}
+}
+
 /*
  * The stream of a sequential reader (README "Performance") dropped in the
  * middle of a window: the windows it completed hold the right bytes, the
@@ -769,24 +794,15 @@ static void test_s3_read_stream_cut_midway(void **state)
 {
 	struct stfs_conf c = mkconf();
 	struct backend *be;
-	size_t blen = ((size_t)4 << 20) + 1000, off;
+	size_t blen = ((size_t)4 << 20) + 1000;
 	char *blob = make_blob(blen);
 	char *buf = malloc(64 << 10);
 
 	(void)state;
 	assert_non_null(buf);
-	serve_blob(blob, blen);
-	pthread_mutex_lock(&srv.lock);
-	srv.cut_open = 700000; /* 393216 + 700000: inside 917504-1966079 */
-	pthread_mutex_unlock(&srv.lock);
+	serve_blob_cut(blob, blen, 700000, 0); /* inside a window */
 	assert_int_equal(be_open_ops(&be_s3_ops, "s3://ckpt/ns/", &c, &be), 0);
-	for (off = 0; off < blen; off += 64 << 10) {
-		size_t want = blen - off < (64 << 10) ? blen - off : 64 << 10;
-
-		assert_int_equal(be_read(be, "big", buf, 64 << 10, (off_t)off),
-				 (ssize_t)want);
-		assert_memory_equal(buf, blob + off, want);
-	}
+	read_rest(be, blob, blen, 0, buf);
 	/* streams there were, each cut: the bytes above are the windows'
 	 * own GETs after each cut */
 	assert_true(n_open() >= 1);
@@ -814,11 +830,7 @@ static void test_s3_read_stream_stall_deadline(void **state)
 	(void)state;
 	assert_non_null(buf);
 	c.timeout_ms = 1000;
-	serve_blob(blob, blen);
-	pthread_mutex_lock(&srv.lock);
-	srv.cut_open = 700000;
-	srv.stall_ms = 2500;
-	pthread_mutex_unlock(&srv.lock);
+	serve_blob_cut(blob, blen, 700000, 2500);
 	assert_int_equal(be_open_ops(&be_s3_ops, "s3://ckpt/ns/", &c, &be), 0);
 	/* the windows before the stall come right, then one read fails */
 	for (off = 0; off < blen; off += 64 << 10) {
@@ -837,13 +849,7 @@ static void test_s3_read_stream_stall_deadline(void **state)
 	srv.stall_ms = 0;
 	pthread_mutex_unlock(&srv.lock);
 	usleep(2200000); /* the stall, and the second's memo of a timeout */
-	for (; off < blen; off += 64 << 10) {
-		size_t want = blen - off < (64 << 10) ? blen - off : 64 << 10;
-
-		assert_int_equal(be_read(be, "big", buf, 64 << 10, (off_t)off),
-				 (ssize_t)want);
-		assert_memory_equal(buf, blob + off, want);
-	}
+	read_rest(be, blob, blen, off, buf);
 	be_close(be);
 	srv_quiesce();
 	free(buf);
