@@ -1122,7 +1122,16 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 
 	STFS_INC(g_fs, getxattr);
 	/* ls -l asks every file for ACLs and security labels: answer
-	 * without resolving anything */
+	 * without resolving anything.  stfs has neither, so outside user.*
+	 * the namespace is not supported (EOPNOTSUPP, as a filesystem
+	 * without ACLs or labels answers): ls then stops asking on this
+	 * device, where ENODATA made it ask 3 times per entry at every walk
+	 * (the kernel caches no xattr; README "Performance, as measured
+	 * here") */
+	if (strncmp(name, "user.", 5) != 0) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
 	if (strncmp(name, "user.stfs.", 10) != 0) {
 		fuse_reply_err(req, ENODATA);
 		return;

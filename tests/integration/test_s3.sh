@@ -564,6 +564,23 @@ first_contact() {
 	diff "$T/mloc-fc.fc" "$M.fc" | head -5
 	check "[first contact] SAVEPOINT_DONE jobs show savepoint links" \
 		test -n "$(find "$M/jobs"/*/savepoints -type l | head -1)"
+	# a warm ls -lR reaches the daemon for almost nothing: ls asks every
+	# entry for a security label and ACLs, which stfs has not; answered
+	# "not supported", ls stops asking on this device (ENODATA made it ask
+	# 3 times per entry at every walk)
+	local x0 x1 nent
+	ls -lR "$M/jobs" >/dev/null 2>&1
+	nent=$(find "$M/jobs" | wc -l)
+	x0=$(awk '$1 == "stfs_fuse_getxattr_total" { print $2 }' "$M/.stfs/stats")
+	ls -lR "$M/jobs" >/dev/null 2>"$T/lsr-fc.err"
+	x1=$(awk '$1 == "stfs_fuse_getxattr_total" { print $2 }' "$M/.stfs/stats")
+	check "[first contact] a warm ls -lR exits cleanly" test ! -s "$T/lsr-fc.err"
+	check "[first contact] a warm ls -lR of $nent entries asks at most 10 xattrs ($((x1 - x0)))" \
+		test -n "$x0" -a -n "$x1" -a "$((x1 - x0))" -le 10
+	check "[first contact] a security label is not supported (EOPNOTSUPP)" \
+		fails_with 'Operation not supported' getfattr -n security.selinux "$M/jobs"
+	check "[first contact] user.stfs.state is still served" \
+		bash -c "getfattr -n user.stfs.state --only-values '$M/jobs/$(ls "$M/jobs" | head -1)' | grep -q ."
 	unmount_stfs "$M"
 	STFS_PID=$LPID
 	unmount_stfs "$T/mloc-fc"
