@@ -21,11 +21,14 @@ OPS = [
     ("du_warm", "du -s (warm)"),
     ("ls_lR", "ls -lR | wc -l"),
     ("find", "find -type f | wc -l"),
+    ("du_steady", "du -s (steady, 2nd warm)"),
+    ("ls_lR_steady", "ls -lR (steady)"),
+    ("find_steady", "find -type f (steady)"),
     ("read_all", "cat every object | wc -c"),
     ("big", "cat one 256 MiB object"),
 ]
 META = {"du_cold", "du_cold_up", "du_cold_known", "du_cold_pipes", "du_warm", "ls_lR",
-        "find"}
+        "find", "du_steady", "ls_lR_steady", "find_steady"}
 
 times = defaultdict(list)
 with open(f"{d}/results.tsv") as f:
@@ -143,6 +146,14 @@ if c2:
         f"{k.replace('stfs_', '').replace('_total', '')}={v:.0f}"
         for k, v in sorted(c2.items()) if "request" in k))
 
+c6 = counters("counters-steady.tsv")
+if c2 and c6:
+    print("  FUSE calls of the steady du -s + ls -lR + find (opendir and "
+          "releasedir not counted): " + ", ".join(
+              f"{k.replace('stfs_fuse_', '').replace('_total', '')}="
+              f"{c6[k] - c2.get(k, 0):.0f}"
+              for k in sorted(c6) if k.startswith("stfs_fuse_")))
+
 c5 = counters("counters-up.tsv")
 if c5:
     print("  ... for the cold du -s with the engine up: " + ", ".join(
@@ -186,6 +197,14 @@ target("cold du -s >= 5x faster than rclone",
 target("cold du -s within 2x of a raw paged listing",
        None if not (st and raw) else st / raw <= 2,
        f"stfs/raw = {ratio(st, raw)}")
+for op, label in (("du_warm", "warm du -s"), ("ls_lR", "warm ls -lR"),
+                  ("find", "warm find"), ("du_steady", "steady du -s"),
+                  ("ls_lR_steady", "steady ls -lR"),
+                  ("find_steady", "steady find")):
+    a, b = med(op, "stfs"), med(op, "rclone")
+    target(f"{label} no slower than rclone",
+           None if not (a and b) else a <= b,
+           f"stfs/rclone = {ratio(a, b)}")
 sb = med("big", "stfs")
 target("256 MiB read >= 0.9x raw curl GET speed",
        None if not (sb and bigraw) else bigraw / sb >= 0.9,

@@ -17,7 +17,8 @@
 #
 # Every run of a tool starts from a fresh mount (so the first `du -s` is
 # cold), then: du -s (cold), du -s (warm), ls -lR | wc -l, find -type f |
-# wc -l, cat of every checkpoint object, cat of one 256 MiB object; then it
+# wc -l, the same three walks again (the steady state of an unchanged
+# tree), cat of every checkpoint object, cat of one 256 MiB object; then it
 # unmounts.  stfs runs with the engine down (a dead port) for those; then,
 # per run, fresh mounts of stfs with the engine simulator (scripts/stsim.py
 # on the namespace's scenario) up: a cold `du -s` (engine up, BENCH_MIX), and
@@ -212,7 +213,7 @@ s3_gets() {
 s3_log_lines() { wc -l <"$S3DIR/s3rver.log"; }
 
 stfs_counters() {
-	grep -E '^stfs_(backend_(list|read|stat)_requests|backend_read_bytes|http_requests|http_retries|http_errors|fuse_getattr|fuse_readdir|fuse_lookup)[a-z_]*_total ' \
+	grep -E '^stfs_(backend_(list|read|stat)_requests|backend_read_bytes|http_requests|http_retries|http_errors|fuse_getattr|fuse_readdir|fuse_lookup|fuse_xattr)[a-z_]*_total ' \
 		"$1/.stfs/stats" 2>/dev/null | tr '\n' ';'
 }
 
@@ -340,6 +341,16 @@ bench_size() {
 			timed $n find $tool $run op_find "$WALK"
 			[ $tool = stfs ] && printf '%s\t%s\t%s\n' "$n" "$run" \
 				"$(stfs_counters "$T/mnt-stfs")" >>"$T/counters-meta.tsv"
+			# the same walks once more: the steady state of an
+			# unchanged tree (the first du -s after the cold one
+			# makes one GETATTR per directory, as the kernel marks
+			# the atime of each listing it read stale; README
+			# "Performance, as measured here")
+			timed $n du_steady $tool $run op_du "$WALK"
+			timed $n ls_lR_steady $tool $run op_lsr "$WALK"
+			timed $n find_steady $tool $run op_find "$WALK"
+			[ $tool = stfs ] && printf '%s\t%s\t%s\n' "$n" "$run" \
+				"$(stfs_counters "$T/mnt-stfs")" >>"$T/counters-steady.tsv"
 			timed $n read_all $tool $run op_readall "$WALK"
 			[ "${BENCH_NO_BIGOBJ:-0}" = 1 ] || timed $n big $tool $run op_big "$BIGPATH"
 			[ $tool = stfs ] && [ "${BENCH_NO_BIGOBJ:-0}" != 1 ] &&
