@@ -414,9 +414,28 @@ static void forget_listed(struct decision *d, const struct catalog *cat)
 }
 
 /*
+ * A prediction (`deletable`, at a stat or read) need not list its job
+ * afresh while the mount's listing of the namespace is younger than
+ * cache_ttl (README "Deleting safely"): the catalog then, or NULL.  A
+ * deletion or release never takes this: it decides on a listing of its own.
+ */
+static struct catalog *recent_catalog(struct stfs *fs)
+{
+	struct catalog *c = NULL;
+
+	pthread_mutex_lock(&fs->cat_lock);
+	if (fs->cat && fs->cat->err == 0 &&
+	    mono_ms() - fs->cat->built_mono_ms < (int64_t)fs->conf.cache_ttl_ms)
+		c = catalog_get(fs->cat);
+	pthread_mutex_unlock(&fs->cat_lock);
+	return c;
+}
+
+/*
  * The decision for job `id` (a private copy with its own catalog ref;
  * release with decision_free).  NULL with *err set when the storage of the
- * job cannot be listed.
+ * job cannot be listed.  store false (a prediction): from the mount's
+ * listing when it is recent (recent_catalog), else a listing of the job.
  */
 static struct decision *decision_get(struct stfs *fs, const char *id, int *err,
 				     bool store)
@@ -462,7 +481,8 @@ static struct decision *decision_get(struct stfs *fs, const char *id, int *err,
 	}
 	pthread_mutex_unlock(&dc->lock);
 
-	rc = catalog_build_job(fs->ckpt, id, &cat);
+	cat = store ? NULL : recent_catalog(fs);
+	rc = cat ? 0 : catalog_build_job(fs->ckpt, id, &cat);
 	if (rc) {
 		*err = rc;
 		return NULL;

@@ -535,7 +535,10 @@ first_contact() {
 		return
 	}
 	local LPID=$STFS_PID
-	mount_stfs "$M" -o "checkpoint=s3://ckpt/$PREFIX/,endpoint=http://127.0.0.1:$SP,region=us-east-1,path_style,state_dir=$T/sd-fc,$C" || {
+	# cache_ttl 30 s: the cold walk is younger than the mount's listing
+	# whatever the machine's load, so each job's `deletable` is
+	# predicted from it (no listing of its own)
+	mount_stfs "$M" -o "checkpoint=s3://ckpt/$PREFIX/,endpoint=http://127.0.0.1:$SP,region=us-east-1,path_style,state_dir=$T/sd-fc,$C,cache_ttl=30000" || {
 		bad "[first contact] s3:// mount"
 		return
 	}
@@ -550,6 +553,15 @@ first_contact() {
 	check "[first contact] the cold du -s reads at most one GET per .ser ($gets GETs, $nser .ser)" \
 		test "$gets" -le "$nser" -a "$gets" -gt 0
 	check_eq "[first contact] no object is read twice" 0 "$dup"
+	# the listings of the walk: each job's `deletable` listed its job
+	# afresh (two ListObjectsV2 a job: 2 x $njobs); it is predicted from
+	# the mount's listing now, younger than cache_ttl
+	local lists njobs
+	njobs=$(find "$NS" -mindepth 1 -maxdepth 1 -type d -name '[0-9]*' | wc -l)
+	lists=$(tail -n +"$((l0 + 1))" "$SD/s3rver.log" | sed 's/\x1b\[[0-9;]*m//g' |
+		grep -c '^info: list-type=2')
+	check "[first contact] the cold du -s lists fewer times than there are jobs ($lists listings, $njobs jobs)" \
+		test "$lists" -lt "$njobs"
 	# every entry, and what is decoded from the objects: each `info` and
 	# pipeline `status` (but its job state: S3 dates an object by its
 	# upload, so the orphans are young there)
@@ -579,6 +591,30 @@ first_contact() {
 		test -n "$x0" -a -n "$x1" -a "$((x1 - x0))" -le 10
 	check "[first contact] a security label is not supported (EOPNOTSUPP)" \
 		fails_with 'Operation not supported' getfattr -n security.selinux "$M/jobs"
+	# an rm decides on a fresh listing, not on the one `deletable` was
+	# predicted from: a released FAILED job gains an object in raw storage
+	# (newer than the release, which it voids); the rm of its restore
+	# point must see it and refuse, and the object stays in the bucket
+	local fj rp robj rkey
+	fj=$(engine_jobs_tsv "$fcport" | awk -F'\t' '$2 == "FAILED" { print $1 }' |
+		while read -r id; do [ -d "$NS/$id" ] && { echo "$id"; break; }; done)
+	rp=$(ls "$M/jobs/$fj/pipelines" 2>/dev/null | head -1)
+	robj=$(ls "$M/jobs/$fj/pipelines/$rp/checkpoints/latest/" 2>/dev/null | grep '\.ser$' | head -1)
+	rkey=$PREFIX/$fj/$robj
+	check_eq "[first contact] a FAILED job's restore point is in the bucket ($fj)" \
+		"$rkey" "$(bucket_keys "$SP" "$rkey")"
+	check "[first contact] release of the FAILED job" \
+		bash -c "echo release > '$M/jobs/$fj/restore'"
+	sleep 2.5 # past decision_age: the rm asks afresh
+	check "[first contact] deletable predicts the restore points may go" \
+		grep -qE '^restore_points +[0-9]+ yes' "$M/jobs/$fj/deletable"
+	echo "written after the release" >"$T/fc-new.bin"
+	check_eq "[first contact] an object appears in raw storage" 200 \
+		"$(put "$SP" "$PREFIX/$fj/fc-after-release.bin" "$T/fc-new.bin")"
+	check "[first contact] rm of the restore point fails: the new object voids the release" \
+		fails_with 'Operation not permitted' rm -f "$M/jobs/$fj/pipelines/$rp/checkpoints/latest/$robj"
+	check_eq "[first contact] the restore point is still in the bucket" "$rkey" \
+		"$(bucket_keys "$SP" "$rkey")"
 	check "[first contact] user.stfs.state is still served" \
 		bash -c "getfattr -n user.stfs.state --only-values '$M/jobs/$(ls "$M/jobs" | head -1)' | grep -q ."
 	unmount_stfs "$M"
