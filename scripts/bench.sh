@@ -213,7 +213,7 @@ s3_gets() {
 s3_log_lines() { wc -l <"$S3DIR/s3rver.log"; }
 
 stfs_counters() {
-	grep -E '^stfs_(backend_(list|read|stat)_requests|backend_read_bytes|http_requests|http_retries|http_errors|fuse_getattr|fuse_readdir|fuse_lookup|fuse_xattr)[a-z_]*_total ' \
+	grep -E '^stfs_(backend_(list|read|stat)_requests|backend_read_bytes|http_requests|http_retries|http_errors|fuse_getattr|fuse_readdir|fuse_lookup|fuse_getxattr)[a-z_]*_total ' \
 		"$1/.stfs/stats" 2>/dev/null | tr '\n' ';'
 }
 
