@@ -773,6 +773,8 @@ static int dir_list(const char *path, struct tree_dir **out)
  * what changed (README "Caching in the kernel"), a copy taken less than
  * kernel_ttl ago and not invalidated since is kept without listing again;
  * the listing is taken at the first readdir, if the kernel asks one.
+ * Without the ticker only: with it the kernel sends no OPENDIR (the first
+ * one is answered ENOSYS, g_no_opendir) and listings are leased instead.
  */
 static void ll_opendir(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
