@@ -69,6 +69,10 @@ ls "$M/by-state/RUNNING" "$M/jobs" >/dev/null
 r2=$(readdirs)
 check_eq "listing by-state/RUNNING and jobs/ again makes no READDIR" \
 	0 $((r2 - r1 - (r1 - r0)))
+o0=$(stat_of stfs_fuse_opendir_total)
+find "$M/jobs" >/dev/null
+o1=$(stat_of stfs_fuse_opendir_total)
+check_eq "a walk of jobs/ sends no OPENDIR" "$o0" "$o1"
 
 # ---- a job changing state
 check "by-state/RUNNING lists the running job" shows has "$M/by-state/RUNNING" "$RUN"
