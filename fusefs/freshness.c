@@ -38,6 +38,8 @@ struct freshness {
 	int64_t last_long; /* atomic: mono ms of the last long reply */
 	uint64_t ticks;	   /* atomic */
 	struct sigs prev;  /* the ticker's own */
+	fresh_due_fn due;  /* protected by lock */
+	void *due_cookie;  /* protected by lock */
 	char **again;	   /* changed at the last tick: handed once more */
 	size_t n_again;
 	bool again_set;
@@ -281,6 +283,27 @@ static unsigned next_wait(struct freshness *f)
 	return due < (int64_t)f->interval_ms ? (unsigned)due : f->interval_ms;
 }
 
+/* The due hook (outside the lock); `wait_ms` shortened to its next due
+ * time. */
+static unsigned run_due(struct freshness *f, unsigned wait_ms)
+{
+	fresh_due_fn fn;
+	void *cookie;
+	int64_t next;
+
+	pthread_mutex_lock(&f->lock);
+	fn = f->due;
+	cookie = f->due_cookie;
+	pthread_mutex_unlock(&f->lock);
+	if (!fn)
+		return wait_ms;
+	next = fn(cookie);
+	if (next < 0)
+		return wait_ms;
+	next += 5; /* just past it */
+	return next < (int64_t)wait_ms ? (unsigned)next : wait_ms;
+}
+
 static void *ticker(void *arg)
 {
 	struct freshness *f = arg;
@@ -304,10 +327,10 @@ static void *ticker(void *arg)
 			;
 		if (f->stop)
 			break;
+		pthread_mutex_unlock(&f->lock);
 		if (!fresh_ready(f)) {
 			/* the first digest (at once, then every interval until
 			 * it is in): replies given before it are short-lived */
-			pthread_mutex_unlock(&f->lock);
 			if (take(f, &f->prev) == 0) {
 				log_debug("freshness: first digest, %zu jobs",
 					  f->prev.n);
@@ -315,18 +338,18 @@ static void *ticker(void *arg)
 				__atomic_store_n(&f->ready, true,
 						 __ATOMIC_RELEASE);
 			}
-			pthread_mutex_lock(&f->lock);
-			continue;
+		} else {
+			/* nothing long-lived is left in the kernel: every
+			 * copy it holds has expired by itself (or is dropped
+			 * by the due hook), nothing to ask */
+			idle = mono_ms() -
+			       __atomic_load_n(&f->last_long, __ATOMIC_RELAXED);
+			if (idle < (int64_t)f->horizon_ms || f->n_again) {
+				tick(f);
+				wait_ms = next_wait(f);
+			}
 		}
-		/* nothing long-lived is left in the kernel: every copy it
-		 * holds has expired by itself, nothing to ask */
-		idle = mono_ms() -
-		       __atomic_load_n(&f->last_long, __ATOMIC_RELAXED);
-		if (idle >= (int64_t)f->horizon_ms && !f->n_again)
-			continue;
-		pthread_mutex_unlock(&f->lock);
-		tick(f);
-		wait_ms = next_wait(f);
+		wait_ms = run_due(f, wait_ms);
 		pthread_mutex_lock(&f->lock);
 	}
 	pthread_mutex_unlock(&f->lock);
@@ -389,6 +412,16 @@ void fresh_touch(struct freshness *f)
 	/* many threads, one clock: a store only when it moves */
 	if (__atomic_load_n(&f->last_long, __ATOMIC_RELAXED) != now)
 		__atomic_store_n(&f->last_long, now, __ATOMIC_RELAXED);
+}
+
+void fresh_set_due(struct freshness *f, fresh_due_fn fn, void *cookie)
+{
+	if (!f)
+		return;
+	pthread_mutex_lock(&f->lock);
+	f->due = fn;
+	f->due_cookie = cookie;
+	pthread_mutex_unlock(&f->lock);
 }
 
 uint64_t fresh_ticks(struct freshness *f)

@@ -49,6 +49,17 @@ void fresh_touch(struct freshness *f);
 /** Ticks that asked the sources (idle ones do not count). */
 uint64_t fresh_ticks(struct freshness *f);
 
+/**
+ * Called at every wake of the ticker, idle or not (README "Caching in the
+ * kernel": the listings the kernel caches are dropped when their lifetime
+ * is over): do what is due, and return in how many ms the next thing falls
+ * due (negative: nothing pending).  The ticker then wakes by that time.
+ */
+typedef int64_t (*fresh_due_fn)(void *cookie);
+
+/** Install `fn` (NULL: none).  Thread-safe. */
+void fresh_set_due(struct freshness *f, fresh_due_fn fn, void *cookie);
+
 /** The digest of what the kernel may hold of job `jv` in view `v`. */
 uint64_t fresh_job_sig(const struct view *v, const struct job_view *jv);
 

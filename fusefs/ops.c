@@ -33,6 +33,9 @@ static double g_ttl; /* entry, attribute and negative timeouts (s) */
 static double g_kttl;
 static struct freshness *g_fresh;
 static bool g_expire_only; /* the kernel can expire an entry in place */
+/* README "Caching in the kernel": FUSE_CAP_NO_OPENDIR_SUPPORT taken (only
+ * with the ticker, which drops the listings the kernel keeps) */
+static bool g_no_opendir;
 
 /* ---- the request being served by this thread, and its interruption */
 
@@ -363,6 +366,103 @@ static double reply_ttl(const char *path, uint64_t epoch)
 	return g_kttl;
 }
 
+/*
+ * README "Caching in the kernel": without OPENDIR the kernel opens every
+ * directory with FOPEN_KEEP_CACHE | FOPEN_CACHE_DIR (fs/fuse/file.c,
+ * fuse_file_open) and keeps a listing it read (fs/fuse/readdir.c,
+ * fuse_readdir_cached) until its pages are dropped (notify_inval_inode)
+ * or its mtime changes, i.e. forever for a directory whose listing changes
+ * without its mtime.  So every listing handed out gets a lease: cache_ttl
+ * (outside jobs/, and a listing that may predate an invalidation), or
+ * kernel_ttl below jobs/, where the freshness ticker drops a changed job's
+ * listings at once.  The ticker's thread drops each listing when its lease
+ * is over (lease_due).  One queue per lifetime, each in due order.
+ */
+struct lease {
+	uint64_t ino;
+	int64_t due; /* mono ms */
+};
+struct leases {
+	struct lease *v;
+	size_t head, n, cap;
+};
+static pthread_mutex_t lease_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct leases g_leases[2]; /* protected by lease_lock; [1]: long */
+
+static int lease_add(uint64_t ino, bool lng)
+{
+	struct leases *q = &g_leases[lng];
+	int64_t due = mono_ms() + (int64_t)(lng ? g_fs->conf.kernel_ttl_ms
+						: g_fs->conf.cache_ttl_ms);
+	int rc = 0;
+
+	pthread_mutex_lock(&lease_lock);
+	if (q->head && q->n == q->cap) {
+		memmove(q->v, q->v + q->head, (q->n - q->head) * sizeof(*q->v));
+		q->n -= q->head;
+		q->head = 0;
+	}
+	if (q->n == q->cap) {
+		size_t nc = q->cap ? 2 * q->cap : 1024;
+		struct lease *nv = realloc(q->v, nc * sizeof(*nv));
+
+		if (nv) {
+			q->v = nv;
+			q->cap = nc;
+		}
+	}
+	if (q->n < q->cap)
+		q->v[q->n++] = (struct lease){ino, due};
+	else
+		rc = -ENOMEM;
+	pthread_mutex_unlock(&lease_lock);
+	return rc;
+}
+
+/* fresh_due_fn: drop the listings whose lease is over. */
+static int64_t lease_due(void *cookie)
+{
+	struct fuse_session *se = cookie;
+	int64_t now = mono_ms(), next = -1;
+
+	for (int k = 0; k < 2; k++) {
+		struct leases *q = &g_leases[k];
+
+		for (;;) {
+			struct lease l;
+
+			pthread_mutex_lock(&lease_lock);
+			if (q->head == q->n) {
+				q->head = q->n = 0;
+				pthread_mutex_unlock(&lease_lock);
+				break;
+			}
+			l = q->v[q->head];
+			if (l.due > now) {
+				pthread_mutex_unlock(&lease_lock);
+				if (next < 0 || l.due - now < next)
+					next = l.due - now;
+				break;
+			}
+			q->head++;
+			pthread_mutex_unlock(&lease_lock);
+			notified(fuse_lowlevel_notify_inval_inode(se, l.ino, 0,
+								  0));
+		}
+	}
+	return next;
+}
+
+static void leases_free(void)
+{
+	pthread_mutex_lock(&lease_lock);
+	for (int k = 0; k < 2; k++) {
+		free(g_leases[k].v);
+		memset(&g_leases[k], 0, sizeof(g_leases[k]));
+	}
+	pthread_mutex_unlock(&lease_lock);
+}
+
 static void ll_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct stfs *fs = userdata;
@@ -380,6 +480,12 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn)
 			log_warn("no freshness ticker: kernel_ttl falls back "
 				 "to cache_ttl");
 			g_kttl = g_ttl;
+		} else if (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT) {
+			/* no OPENDIR/RELEASEDIR per directory: the kernel
+			 * keeps every listing, dropped by lease (above) */
+			conn->want |= FUSE_CAP_NO_OPENDIR_SUPPORT;
+			g_no_opendir = true;
+			fresh_set_due(g_fresh, lease_due, g_se);
 		}
 	}
 	delete_set_invalidate(fs, invalidate_path, g_se);
@@ -557,15 +663,84 @@ struct dir_handle {
 	bool served;	    /* protected by lock; a readdir answered */
 };
 
-static void dir_handle_free(struct fuse_file_info *fi)
+static void dh_free(struct dir_handle *dh)
 {
-	struct dir_handle *dh = (struct dir_handle *)(uintptr_t)fi->fh;
-
 	if (dh) {
 		tree_dir_close(dh->d);
 		pthread_mutex_destroy(&dh->lock);
 		free(dh);
 	}
+}
+
+static void dir_handle_free(struct fuse_file_info *fi)
+{
+	dh_free((struct dir_handle *)(uintptr_t)fi->fh);
+}
+
+/*
+ * Without OPENDIR (g_no_opendir) no handle carries a listing from one
+ * READDIR to the next: the listing taken at offset 0 is kept here, by
+ * directory, until the call that finds its end (or until LIST_SLOTS
+ * listings being read at once push out the least recent one), so that a
+ * continuation at offset k resumes at entry k of the same listing.  A
+ * continuation that finds none lists again.
+ */
+#define LIST_SLOTS 16
+static struct {
+	uint64_t ino;
+	struct dir_handle *dh;
+	uint64_t used;
+} g_lists[LIST_SLOTS]; /* protected by lists_lock */
+static pthread_mutex_t lists_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t lists_clock; /* protected by lists_lock */
+
+/* The listing kept for `ino` (taken out: the caller keeps or frees it). */
+static struct dir_handle *list_take(uint64_t ino)
+{
+	struct dir_handle *dh = NULL;
+
+	pthread_mutex_lock(&lists_lock);
+	for (size_t i = 0; i < LIST_SLOTS; i++)
+		if (g_lists[i].dh && g_lists[i].ino == ino) {
+			dh = g_lists[i].dh;
+			g_lists[i].dh = NULL;
+			break;
+		}
+	pthread_mutex_unlock(&lists_lock);
+	return dh;
+}
+
+static void list_keep(uint64_t ino, struct dir_handle *dh)
+{
+	struct dir_handle *old = NULL;
+	size_t at = 0;
+
+	pthread_mutex_lock(&lists_lock);
+	for (size_t i = 0; i < LIST_SLOTS; i++) {
+		if (g_lists[i].dh && g_lists[i].ino == ino) {
+			at = i; /* another pass over it: the newer wins */
+			break;
+		}
+		if (!g_lists[i].dh ||
+		    (g_lists[at].dh && g_lists[i].used < g_lists[at].used))
+			at = i;
+	}
+	old = g_lists[at].dh;
+	g_lists[at].ino = ino;
+	g_lists[at].dh = dh;
+	g_lists[at].used = ++lists_clock;
+	pthread_mutex_unlock(&lists_lock);
+	dh_free(old);
+}
+
+static void lists_clear(void)
+{
+	pthread_mutex_lock(&lists_lock);
+	for (size_t i = 0; i < LIST_SLOTS; i++) {
+		dh_free(g_lists[i].dh);
+		g_lists[i].dh = NULL;
+	}
+	pthread_mutex_unlock(&lists_lock);
 }
 
 /* The listing of directory `path` (resolved afresh). */
@@ -598,6 +773,8 @@ static int dir_list(const char *path, struct tree_dir **out)
  * what changed (README "Caching in the kernel"), a copy taken less than
  * kernel_ttl ago and not invalidated since is kept without listing again;
  * the listing is taken at the first readdir, if the kernel asks one.
+ * Without the ticker only: with it the kernel sends no OPENDIR (the first
+ * one is answered ENOSYS, g_no_opendir) and listings are leased instead.
  */
 static void ll_opendir(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
@@ -611,6 +788,12 @@ static void ll_opendir(fuse_req_t req, fuse_ino_t ino,
 	int rc;
 
 	STFS_INC(g_fs, opendir);
+	if (g_no_opendir) {
+		/* README "Caching in the kernel": the kernel then opens
+		 * directories by itself from now on (no RELEASEDIR either) */
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
 	call_begin(&d, req);
 	rc = inodes_path(g_nodes, ino, &path);
 	if (rc == 0) {
@@ -739,10 +922,17 @@ static void dir_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct stat dot = {.st_mode = S_IFDIR, .st_ino = ino};
 	char *path = NULL;
 	struct intr d;
+	bool own = false; /* no OPENDIR: dh is ours (g_lists) */
 	int rc = 0;
 
+	if (!dh && g_no_opendir) {
+		own = true;
+		dh = off > 0 ? list_take(ino) : NULL;
+		if (!dh && (dh = calloc(1, sizeof(*dh))))
+			pthread_mutex_init(&dh->lock, NULL);
+	}
 	if (!dh) {
-		fuse_reply_err(req, EBADF);
+		fuse_reply_err(req, own ? ENOMEM : EBADF);
 		return;
 	}
 	call_begin(&d, req);
@@ -802,8 +992,20 @@ static void dir_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		rc = tree_dir_fill(dh->d, from, dir_fill_one, &f);
 	}
 unlock:
+	/* no OPENDIR: the kernel keeps what it reads now until its lease is
+	 * over (a listing that may predate an invalidation: a short one) */
+	if (rc == 0 && own && (off == 0 || inodes_epoch(g_nodes) != dh->epoch))
+		rc = lease_add(ino, f.ttl >= g_kttl && f.ttl > g_ttl &&
+					    inodes_epoch(g_nodes) == dh->epoch);
 	pthread_mutex_unlock(&dh->lock);
 out:
+	if (own) {
+		if (rc == 0 && f.pos > 0)
+			list_keep(ino, dh);
+		else
+			dh_free(dh); /* its end, or an error */
+		dh = NULL;
+	}
 	call_end(&d);
 	if (rc) {
 		for (size_t i = 0; i < f.n_refs; i++)
@@ -1579,6 +1781,8 @@ out2:
 	delete_set_invalidate(fs, NULL, NULL);
 	fuse_session_destroy(se);
 out1:
+	lists_clear();
+	leases_free();
 	inodes_free(g_nodes);
 	g_nodes = NULL;
 	free(opts.mountpoint);

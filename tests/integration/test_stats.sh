@@ -65,11 +65,16 @@ for pair in lookup:LOOKUP getattr:GETATTR readdir:READDIR,READDIRPLUS \
 	want=$(ops_in "$T/s1.log" $(tr , ' ' <<<"${pair#*:}"))
 	check_eq "$c is what stfs -d logged (${pair#*:})" "$want" "$(stat_of "$T/s1" "$c")"
 done
-for c in lookup getattr readdir opendir releasedir readlink getxattr \
+for c in lookup getattr readdir opendir readlink getxattr \
 	listxattr statfs open read release; do
 	check "the walk moved stfs_fuse_${c}_total" \
 		test "$(stat_of "$T/s1" "stfs_fuse_${c}_total")" -gt 0
 done
+# with the ticker the kernel is told at the first OPENDIR not to send
+# another, nor any RELEASEDIR (README "Caching in the kernel")
+check_eq "one OPENDIR (answered ENOSYS), whatever the walk" 1 \
+	"$(stat_of "$T/s1" stfs_fuse_opendir_total)"
+check_eq "no RELEASEDIR" 0 "$(stat_of "$T/s1" stfs_fuse_releasedir_total)"
 # a BATCH_FORGET is one request for many nodes
 nf=$(ops_in "$T/s1.log" FORGET BATCH_FORGET)
 check "stfs_fuse_forget_total counts the nodes forgotten (>= $nf requests, > 0)" \
