@@ -92,8 +92,8 @@ static uint64_t id_of(const struct inodes *t, uint32_t slot)
 
 /* ---- interned names ---------------------------------------------------- */
 
-static struct name *name_find(const struct inodes *t, const char *s,
-			      size_t len, uint32_t h)
+static struct name *name_find(const struct inodes *t, const char *s, size_t len,
+			      uint32_t h)
 {
 	struct name *m = t->names[h & (t->names_nb - 1)];
 
@@ -471,8 +471,7 @@ static size_t path_len(const struct inodes *t, uint32_t s)
 }
 
 /* Write the path of `s` (path_len(s) bytes and a NUL) into `buf`. */
-static void path_fill(const struct inodes *t, uint32_t s, char *buf,
-		      size_t len)
+static void path_fill(const struct inodes *t, uint32_t s, char *buf, size_t len)
 {
 	buf[len] = '\0';
 	if (s == ROOT) {
