@@ -1062,36 +1062,40 @@ static int ls_element(struct engine_list_stream *s)
 	return 0;
 }
 
-/* One byte of the array (phase LS_ARRAY or LS_END). */
-static int ls_byte(struct engine_list_stream *s, char c)
+/*
+ * Bytes of the entry being read, from p[0]: how many belong to it (all of
+ * `len` when it goes on), after it is taken when it ended there (*ended);
+ * -errno when it is bad.
+ */
+static ssize_t ls_span(struct engine_list_stream *s, const char *p, size_t len,
+		       bool *ended)
 {
-	if (s->phase == LS_END)
-		return js_ws(c) ? 0
-				: ls_fail(s, -EPROTO,
-					  "not JSON: text after the list");
-	if (s->in_elem) {
+	size_t i = 0;
+
+	*ended = false;
+	for (; i < len; i++) {
+		char c = p[i];
+
 		if (s->in_str) {
-			if (buf_append(&s->pend, &c, 1))
-				goto big;
 			if (s->esc)
 				s->esc = false;
 			else if (c == '\\')
 				s->esc = true;
 			else if (c == '"') {
 				s->in_str = false;
-				if (s->scalar && s->depth == 0)
-					return ls_element(s);
+				if (s->scalar && s->depth == 0) {
+					i++;
+					*ended = true;
+					break;
+				}
 			}
-			return 0;
+			continue;
 		}
 		if (s->scalar && s->depth == 0 &&
 		    (c == ',' || c == ']' || js_ws(c))) {
-			int r = ls_element(s);
-
-			return r ? r : ls_byte(s, c);
+			*ended = true; /* c is not the entry's */
+			break;
 		}
-		if (buf_append(&s->pend, &c, 1))
-			goto big;
 		if (c == '"') {
 			s->in_str = true;
 		} else if (c == '{' || c == '[') {
@@ -1102,11 +1106,33 @@ static int ls_byte(struct engine_list_stream *s, char c)
 					       "not JSON: unbalanced '%c' "
 					       "(list entry %zu)",
 					       c, s->idx);
-			if (--s->depth == 0 && !s->scalar)
-				return ls_element(s);
+			if (--s->depth == 0 && !s->scalar) {
+				i++;
+				*ended = true;
+				break;
+			}
 		}
-		return 0;
 	}
+	if (buf_append(&s->pend, p, i))
+		return ls_fail(s, -EFBIG, "list entry %zu over %zu bytes",
+			       s->idx, s->pend.max);
+	if (*ended) {
+		int r = ls_element(s);
+
+		if (r)
+			return r;
+	}
+	return (ssize_t)i;
+}
+
+/* One byte of the array outside an entry (phase LS_ARRAY or LS_END); an
+ * entry's first byte starts it (ls_span reads it). */
+static int ls_byte(struct engine_list_stream *s, char c)
+{
+	if (s->phase == LS_END)
+		return js_ws(c) ? 0
+				: ls_fail(s, -EPROTO,
+					  "not JSON: text after the list");
 	if (js_ws(c))
 		return 0;
 	if (c == ']' && !s->after_sep) {
@@ -1125,17 +1151,14 @@ static int ls_byte(struct engine_list_stream *s, char c)
 	}
 	if (c == ',' || c == ']' || c == '}')
 		return ls_fail(s, -EPROTO,
-			       "not JSON: '%c' where list entry "
-			       "%zu was expected",
+			       "not JSON: '%c' where list entry %zu was "
+			       "expected",
 			       c, s->idx);
 	s->in_elem = true;
 	s->after_sep = false;
 	s->scalar = c != '{' && c != '[';
 	s->depth = 0;
-	return ls_byte(s, c);
-big:
-	return ls_fail(s, -EFBIG, "list entry %zu over %zu bytes", s->idx,
-		       s->pend.max);
+	return 0;
 }
 
 int engine_list_stream_feed(struct engine_list_stream *s, const char *p,
@@ -1173,9 +1196,23 @@ int engine_list_stream_feed(struct engine_list_stream *s, const char *p,
 			}
 			continue;
 		default:
+			if (s->in_elem) {
+				bool ended;
+				ssize_t k = ls_span(s, p + i, len - i, &ended);
+
+				if (k < 0)
+					return (int)k;
+				/* on at the first byte not taken (a scalar
+				 * entry's end is the separator after it) */
+				i += (size_t)k;
+				i--; /* the loop's i++ */
+				continue;
+			}
 			r = ls_byte(s, p[i]);
 			if (r)
 				return r;
+			if (s->in_elem)
+				i--; /* the entry's first byte: ls_span */
 		}
 	}
 	return s->phase == LS_ERR ? s->err : 0;

@@ -18,9 +18,9 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <malloc.h>
 
 #include "fusefs/inodes.h"
+#include "fakes/testutil.h"
 
 static struct inodes *table(void)
 {
@@ -403,20 +403,6 @@ static void test_dir_record_forgotten(void **state)
 	inodes_free(t);
 }
 
-/* Heap bytes in use: glibc's count (chunks with their headers), or under
- * ASan (make check) the sanitizer's count of the bytes asked for. */
-size_t __sanitizer_get_current_allocated_bytes(void);
-static size_t heap_used(void)
-{
-#if defined(__SANITIZE_ADDRESS__)
-	return __sanitizer_get_current_allocated_bytes();
-#else
-	struct mallinfo2 m = mallinfo2();
-
-	return m.uordblks + m.hblkhd;
-#endif
-}
-
 /* README "Memory": the nodes the kernel holds after walking the bench's
  * namespace (19-digit job ids, 2 pipelines x 5 checkpoints, a few files
  * each) cost at most 56 bytes a node, names and buckets included. */
@@ -426,7 +412,7 @@ static void test_bytes_per_node(void **state)
 					 "deletable", "pipelines"};
 	static const char *const cf[] = {"data", "info", "status"};
 	struct inodes *t;
-	size_t u0 = heap_used(), u1, nodes;
+	size_t u0 = tu_heap_used(), u1, nodes;
 	char p[160];
 
 	(void)state;
@@ -448,7 +434,7 @@ static void test_bytes_per_node(void **state)
 					assert_true(inodes_ref(t, p) > 1);
 				}
 	}
-	u1 = heap_used();
+	u1 = tu_heap_used();
 	nodes = 2000 * (1 + 5 + 2 * (2 + 5 * 4));
 	print_message("%zu nodes: %zu bytes, %.1f a node\n", nodes, u1 - u0,
 		      (double)(u1 - u0) / (double)nodes);
