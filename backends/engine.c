@@ -406,9 +406,44 @@ static void rest_get_stats(struct rest_engine *e, struct engine_stats *out)
  * otherwise -errno (-EAGAIN for an error status, -EFBIG for an answer over
  * engine_max_mb) with `why` saying what happened, URL redacted.
  */
+struct list_sink;
+static int eng_get_to(struct rest_engine *e, const char *base, const char *path,
+		      int64_t deadline, struct http_resp *resp,
+		      struct list_sink *ls, char *why, size_t whysz);
+
 static int eng_get(struct rest_engine *e, const char *base, const char *path,
 		   int64_t deadline, struct http_resp *resp, char *why,
 		   size_t whysz)
+{
+	return eng_get_to(e, base, path, deadline, resp, NULL, why, whysz);
+}
+
+/* http_req.sink of a job list (nothing is retried once it has a byte; the
+ * request keeps its timeout: no sink_deadline) */
+struct list_sink {
+	struct engine_list_stream *ls;
+	size_t got, max; /* bytes so far, engine_max_mb */
+	int err;	 /* what ended the parse, or 0 */
+	bool over;	 /* the answer went over max */
+};
+
+static int list_sink(void *ud, long status, const char *p, size_t n)
+{
+	struct list_sink *k = ud;
+
+	(void)status;
+	if (n > k->max - k->got) {
+		k->over = true;
+		return -EFBIG;
+	}
+	k->got += n;
+	return k->err = engine_list_stream_feed(k->ls, p, n);
+}
+
+/* eng_get, a 2xx body parsed as it arrives by `ls` when not NULL */
+static int eng_get_to(struct rest_engine *e, const char *base, const char *path,
+		      int64_t deadline, struct http_resp *resp,
+		      struct list_sink *ls, char *why, size_t whysz)
 {
 	char red[256];
 	char url[ENGINE_URL_MAX];
@@ -438,7 +473,11 @@ static int eng_get(struct rest_engine *e, const char *base, const char *path,
 		.max_body = e->max_body,
 		.userpwd = e->userpwd,
 		.ca_file = e->ca_file,
+		.sink = ls ? list_sink : NULL,
+		.sink_ud = ls,
 	};
+	if (ls)
+		ls->max = e->max_body;
 	atomic_fetch_add(&e->st_requests, 1);
 	t0 = eng_mono_ms();
 	rc = http_perform(&req, resp);
@@ -461,30 +500,63 @@ static int eng_get(struct rest_engine *e, const char *base, const char *path,
 	return 0;
 }
 
+/*
+ * GET one list (or one page of it) and parse it as it arrives, so that
+ * its body is never held whole (README "Memory").  0, or -errno with `why`
+ * saying what happened (-EPROTO: not a list; -EAGAIN: an error status,
+ * *status).  On an error nothing is appended.
+ */
+static int get_list(struct rest_engine *e, const char *base, const char *path,
+		    bool running, int64_t deadline, json_t **root,
+		    struct engine_job **jobs, size_t *n, long *total,
+		    long *status, char *why, size_t whysz,
+		    const struct engine_snap *prev)
+{
+	struct list_sink k = {0};
+	struct http_resp resp;
+	char msg[160], red[256];
+	int rc;
+
+	*total = -1;
+	if (engine_list_stream_new(running, root, jobs, n, prev, e->max_body,
+				   &k.ls)) {
+		buf_fmt(why, whysz, "out of memory");
+		return -ENOMEM;
+	}
+	http_resp_init(&resp);
+	rc = eng_get_to(e, base, path, deadline, &resp, &k, why, whysz);
+	*status = resp.status;
+	if (rc == 0 || (rc == k.err && k.err && !k.over)) {
+		/* the whole answer arrived, or its parse ended the transfer:
+		 * the parse says what was wrong */
+		rc = engine_list_stream_end(k.ls, total, msg, sizeof(msg));
+		if (rc)
+			buf_fmt(why, whysz, "GET %s%s: %s",
+				http_redact_url(base, red, sizeof(red)), path,
+				msg);
+	}
+	if (rc)
+		engine_list_stream_reset(k.ls); /* nothing stays appended */
+	engine_list_stream_free(k.ls);
+	http_resp_release(&resp);
+	return rc;
+}
+
 /* Fetch one list (following pages when the answer is the paged form). */
 static int fetch_list(struct rest_engine *e, const char *base, const char *path,
 		      bool running, int64_t deadline, json_t **root,
 		      struct engine_job **jobs, size_t *n, char *why,
 		      size_t whysz, const struct engine_snap *prev)
 {
-	struct http_resp resp;
-	char msg[160], red[256], qpath[128];
+	char red[256], qpath[128];
 	size_t before = *n, rows;
-	long total = -1, t2;
+	long total = -1, t2, status;
 	int rc;
 
-	http_resp_init(&resp);
-	rc = eng_get(e, base, path, deadline, &resp, why, whysz);
+	rc = get_list(e, base, path, running, deadline, root, jobs, n, &total,
+		      &status, why, whysz, prev);
 	if (rc)
 		goto out;
-	rc = engine_parse_job_list_prev(resp.body.data, resp.body.len, running,
-					root, jobs, n, &total, msg, sizeof(msg),
-					prev);
-	if (rc) {
-		buf_fmt(why, whysz, "GET %s%s: %s",
-			http_redact_url(base, red, sizeof(red)), path, msg);
-		goto out;
-	}
 	if (*n > e->max_jobs)
 		goto too_many;
 	if (total < 0)
@@ -499,22 +571,14 @@ static int fetch_list(struct rest_engine *e, const char *base, const char *path,
 
 		buf_fmt(qpath, sizeof(qpath), "%s?page=%ld&rows=%zu", path,
 			page, rows);
-		rc = eng_get(e, base, qpath, deadline, &resp, why, whysz);
-		if (rc == -EAGAIN && resp.status >= 400 && resp.status < 500) {
+		rc = get_list(e, base, qpath, running, deadline, root, jobs, n,
+			      &t2, &status, why, whysz, prev);
+		if (rc == -EAGAIN && status >= 400 && status < 500) {
 			rc = 0; /* past the end (the list shrank) */
 			break;
 		}
 		if (rc)
 			goto out;
-		rc = engine_parse_job_list_prev(resp.body.data, resp.body.len,
-						running, root, jobs, n, &t2,
-						msg, sizeof(msg), prev);
-		if (rc) {
-			buf_fmt(why, whysz, "GET %s%s: %s",
-				http_redact_url(base, red, sizeof(red)), qpath,
-				msg);
-			goto out;
-		}
 		if (*n > e->max_jobs)
 			goto too_many;
 		if (*n == got || t2 < 0)
@@ -525,13 +589,7 @@ too_many:
 	buf_fmt(why, whysz, "GET %s%s: more than engine_max_jobs (%zu) jobs",
 		http_redact_url(base, red, sizeof(red)), path, e->max_jobs);
 	rc = -EFBIG;
-out : {
-	bool big = resp.body.cap >= ENGINE_TRIM_BYTES;
-
-	http_resp_release(&resp);
-	if (big)
-		malloc_trim(0);
-}
+out:
 	return rc;
 }
 

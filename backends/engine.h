@@ -269,6 +269,32 @@ int engine_parse_job_list_prev(const char *txt, size_t len, bool running,
 			       json_t **root, struct engine_job **jobs,
 			       size_t *n, long *total, char *msg, size_t msgsz,
 			       const struct engine_snap *prev);
+/**
+ * A job list parsed as its bytes arrive, so that the HTTP body of a list
+ * (/finished-jobs/ of 10,000 jobs: 20 MB) is never held whole (README
+ * "Memory"): a plain array keeps only the entry being read, any other
+ * document (the paged form, an error body) is kept whole and parsed at the
+ * end.  The result is engine_parse_job_list_prev's for the same bytes
+ * (jobs appended to *jobs / *n, sharing with `prev`; *root made when NULL),
+ * with errors of its own wording.  `max`: the most bytes kept (0: no cap).
+ * new: 0 or -ENOMEM.  feed: 0, or the error that ended the parse (-EPROTO,
+ * -EFBIG, -ENOMEM; later feeds return it).  reset: drop what was appended
+ * and start again (a retried request).  end: 0, -EPROTO (msg says why),
+ * -EFBIG or -ENOMEM, with *total as engine_parse_job_list gives it; on an
+ * error nothing stays appended.
+ */
+struct engine_list_stream;
+int engine_list_stream_new(bool running, json_t **root,
+			   struct engine_job **jobs, size_t *n,
+			   const struct engine_snap *prev, size_t max,
+			   struct engine_list_stream **out);
+int engine_list_stream_feed(struct engine_list_stream *s, const char *p,
+			    size_t len);
+void engine_list_stream_reset(struct engine_list_stream *s);
+int engine_list_stream_end(struct engine_list_stream *s, long *total, char *msg,
+			   size_t msgsz);
+/** NULL-safe. */
+void engine_list_stream_free(struct engine_list_stream *s);
 /** A job text of `n` bytes plus a NUL, refcounted (one reference); NULL on
  * ENOMEM.  engine_job.json is always one of these. */
 char *engine_text_new(size_t n);

@@ -946,3 +946,320 @@ int engine_parse_job_object(const char *txt, size_t len, json_t **root,
 	*root = doc;
 	return 0;
 }
+
+/*
+ * A job list parsed as it arrives (engine.h): a plain array keeps only the
+ * element being read (one job's bytes), anything else is kept whole and
+ * parsed at the end by engine_parse_job_list_prev.
+ */
+enum { LS_START, LS_ARRAY, LS_WHOLE, LS_END, LS_ERR };
+
+struct engine_list_stream {
+	int phase;
+	bool running, made_root, in_elem, in_str, esc, need_sep, after_sep;
+	bool scalar;
+	size_t depth, idx, base, n_bad, room;
+	struct buf pend; /* the element being read, or the whole text */
+	json_t **root;
+	struct engine_job **jobs;
+	size_t *n;
+	const struct engine_snap *prev;
+	int err;
+	char msg[160];
+};
+
+int engine_list_stream_new(bool running, json_t **root,
+			   struct engine_job **jobs, size_t *n,
+			   const struct engine_snap *prev, size_t max,
+			   struct engine_list_stream **out)
+{
+	struct engine_list_stream *s = calloc(1, sizeof(*s));
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	s->running = running;
+	s->root = root;
+	s->jobs = jobs;
+	s->n = n;
+	s->prev = prev;
+	s->base = *n;
+	s->room = *n;
+	buf_init(&s->pend, max ? max : SIZE_MAX);
+	*out = s;
+	return 0;
+}
+
+/* Drop the jobs appended and start again at the first byte. */
+void engine_list_stream_reset(struct engine_list_stream *s)
+{
+	size_t max = s->pend.max;
+
+	for (size_t k = s->base; k < *s->n; k++)
+		engine_job_clear(&(*s->jobs)[k]);
+	*s->n = s->base;
+	s->room = s->base;
+	buf_release(&s->pend);
+	buf_init(&s->pend, max);
+	s->phase = LS_START;
+	s->in_elem = s->in_str = s->esc = s->need_sep = s->after_sep = false;
+	s->scalar = false;
+	s->depth = s->idx = s->n_bad = 0;
+	s->err = 0;
+	s->msg[0] = '\0';
+}
+
+static int ls_fail(struct engine_list_stream *s, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int ls_fail(struct engine_list_stream *s, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->msg, sizeof(s->msg), fmt, ap);
+	va_end(ap);
+	s->phase = LS_ERR;
+	s->err = err;
+	return err;
+}
+
+/* The element in s->pend is complete: make it a job. */
+static int ls_element(struct engine_list_stream *s)
+{
+	json_error_t jerr;
+	char *fixed = NULL;
+	size_t flen = 0, n_bad = 0;
+	json_t *v;
+	int r;
+
+	if (utf8_repair(s->pend.data, s->pend.len, &fixed, &flen, &n_bad))
+		return ls_fail(s, -ENOMEM, "out of memory");
+	s->n_bad += n_bad;
+	v = json_loadb(fixed ? fixed : s->pend.data, fixed ? flen : s->pend.len,
+		       JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
+	free(fixed);
+	if (!v)
+		return ls_fail(s, -EPROTO, "not JSON: %s (list entry %zu)",
+			       jerr.text, s->idx);
+	if (*s->n >= s->room) { /* doubled: amortised */
+		size_t more = *s->n < 16 ? 16 : *s->n;
+
+		if (jobs_room(s->jobs, *s->n, more)) {
+			json_decref(v);
+			return ls_fail(s, -ENOMEM, "out of memory");
+		}
+		s->room = *s->n + more;
+	}
+	r = take_job(v, s->idx, s->running, *s->jobs, s->n, s->prev);
+	json_decref(v);
+	s->idx++;
+	s->pend.len = 0;
+	s->in_elem = false;
+	s->need_sep = true;
+	if (r)
+		return ls_fail(s, r, "out of memory");
+	return 0;
+}
+
+/*
+ * Bytes of the entry being read, from p[0]: how many belong to it (all of
+ * `len` when it goes on), after it is taken when it ended there (*ended);
+ * -errno when it is bad.
+ */
+static ssize_t ls_span(struct engine_list_stream *s, const char *p, size_t len,
+		       bool *ended)
+{
+	size_t i = 0;
+
+	*ended = false;
+	for (; i < len; i++) {
+		char c = p[i];
+
+		if (s->in_str) {
+			if (s->esc)
+				s->esc = false;
+			else if (c == '\\')
+				s->esc = true;
+			else if (c == '"') {
+				s->in_str = false;
+				if (s->scalar && s->depth == 0) {
+					i++;
+					*ended = true;
+					break;
+				}
+			}
+			continue;
+		}
+		if (s->scalar && s->depth == 0 &&
+		    (c == ',' || c == ']' || js_ws(c))) {
+			*ended = true; /* c is not the entry's */
+			break;
+		}
+		if (c == '"') {
+			s->in_str = true;
+		} else if (c == '{' || c == '[') {
+			s->depth++;
+		} else if (c == '}' || c == ']') {
+			if (s->depth == 0)
+				return ls_fail(s, -EPROTO,
+					       "not JSON: unbalanced '%c' "
+					       "(list entry %zu)",
+					       c, s->idx);
+			if (--s->depth == 0 && !s->scalar) {
+				i++;
+				*ended = true;
+				break;
+			}
+		}
+	}
+	if (buf_append(&s->pend, p, i))
+		return ls_fail(s, -EFBIG, "list entry %zu over %zu bytes",
+			       s->idx, s->pend.max);
+	if (*ended) {
+		int r = ls_element(s);
+
+		if (r)
+			return r;
+	}
+	return (ssize_t)i;
+}
+
+/* One byte of the array outside an entry (phase LS_ARRAY or LS_END); an
+ * entry's first byte starts it (ls_span reads it). */
+static int ls_byte(struct engine_list_stream *s, char c)
+{
+	if (s->phase == LS_END)
+		return js_ws(c) ? 0
+				: ls_fail(s, -EPROTO,
+					  "not JSON: text after the list");
+	if (js_ws(c))
+		return 0;
+	if (c == ']' && !s->after_sep) {
+		s->phase = LS_END;
+		return 0;
+	}
+	if (s->need_sep) {
+		if (c != ',')
+			return ls_fail(s, -EPROTO,
+				       "not JSON: ',' or ']' expected after "
+				       "list entry %zu",
+				       s->idx - 1);
+		s->need_sep = false;
+		s->after_sep = true;
+		return 0;
+	}
+	if (c == ',' || c == ']' || c == '}')
+		return ls_fail(s, -EPROTO,
+			       "not JSON: '%c' where list entry %zu was "
+			       "expected",
+			       c, s->idx);
+	s->in_elem = true;
+	s->after_sep = false;
+	s->scalar = c != '{' && c != '[';
+	s->depth = 0;
+	return 0;
+}
+
+int engine_list_stream_feed(struct engine_list_stream *s, const char *p,
+			    size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		int r;
+
+		switch (s->phase) {
+		case LS_ERR:
+			return s->err;
+		case LS_WHOLE:
+			if (buf_append(&s->pend, p + i, len - i))
+				return ls_fail(s, -EFBIG,
+					       "answer over %zu bytes",
+					       s->pend.max);
+			return 0;
+		case LS_START:
+			if (js_ws(p[i]))
+				continue;
+			if (p[i] != '[') {
+				/* kept whole from its first byte: what was
+				 * skipped was white space only */
+				s->phase = LS_WHOLE;
+				i--;
+				continue;
+			}
+			s->phase = LS_ARRAY;
+			if (!*s->root) {
+				*s->root = json_array();
+				if (!*s->root)
+					return ls_fail(s, -ENOMEM,
+						       "out of memory");
+				s->made_root = true;
+			}
+			continue;
+		default:
+			if (s->in_elem) {
+				bool ended;
+				ssize_t k = ls_span(s, p + i, len - i, &ended);
+
+				if (k < 0)
+					return (int)k;
+				/* on at the first byte not taken (a scalar
+				 * entry's end is the separator after it) */
+				i += (size_t)k;
+				i--; /* the loop's i++ */
+				continue;
+			}
+			r = ls_byte(s, p[i]);
+			if (r)
+				return r;
+			if (s->in_elem)
+				i--; /* the entry's first byte: ls_span */
+		}
+	}
+	return s->phase == LS_ERR ? s->err : 0;
+}
+
+int engine_list_stream_end(struct engine_list_stream *s, long *total, char *msg,
+			   size_t msgsz)
+{
+	int rc = s->err;
+
+	*total = -1;
+	if (msgsz)
+		msg[0] = '\0';
+	if (s->phase == LS_WHOLE)
+		return engine_parse_job_list_prev(
+			s->pend.data, s->pend.len, s->running, s->root, s->jobs,
+			s->n, total, msg, msgsz, s->prev);
+	if (s->phase == LS_START)
+		rc = ls_fail(s, -EPROTO, "%s",
+			     s->pend.len ? "not JSON" : "empty answer");
+	else if (s->phase == LS_ARRAY)
+		rc = ls_fail(s, -EPROTO,
+			     "not JSON: the list is cut short "
+			     "after entry %zu",
+			     s->idx);
+	if (s->n_bad && !rc)
+		log_warn("engine: %zu invalid UTF-8 sequence(s) in an answer "
+			 "replaced by U+FFFD",
+			 s->n_bad);
+	if (rc) {
+		for (size_t k = s->base; k < *s->n; k++)
+			engine_job_clear(&(*s->jobs)[k]);
+		*s->n = s->base;
+		buf_fmt(msg, msgsz, "%s", s->msg);
+		if (s->made_root) {
+			json_decref(*s->root);
+			*s->root = NULL;
+			s->made_root = false;
+		}
+	}
+	return rc;
+}
+
+void engine_list_stream_free(struct engine_list_stream *s)
+{
+	if (!s)
+		return;
+	buf_release(&s->pend);
+	free(s);
+}

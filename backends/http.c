@@ -616,8 +616,10 @@ static int setup_handle(CURL *h, const struct http_req *req, struct xfer *x,
 	SET(CURLOPT_URL, req->url);
 	SET(CURLOPT_NOSIGNAL, 1L);
 	SET(CURLOPT_ERRORBUFFER, errbuf);
-	/* a sink's deadline moves on with its progress (sink_late) */
-	SET(CURLOPT_TIMEOUT_MS, req->sink ? 0L : timeout_ms);
+	/* a sink's deadline moves on with its progress (sink_late); a sink
+	 * without one keeps timeout_ms (the engine's lists) */
+	SET(CURLOPT_TIMEOUT_MS,
+	    req->sink && req->sink_deadline ? 0L : timeout_ms);
 	SET(CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
 	SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
 	SET(CURLOPT_LOW_SPEED_TIME, low_time);

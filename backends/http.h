@@ -54,8 +54,9 @@ struct http_req {
 	 * go on, or -errno to end the transfer: http_perform returns it.  The
 	 * deadline is then sink_deadline(sink_ud) (monotonic ms, asked as data
 	 * arrive and at least once a second; the sink moves it on as it makes
-	 * progress), not timeout_ms; and once the sink has had a byte, nothing
-	 * is retried (a retry would hand it the bytes again).
+	 * progress), not timeout_ms (a sink without sink_deadline keeps
+	 * timeout_ms: the engine's job lists); and once the sink has had a
+	 * byte, nothing is retried (a retry would hand it the bytes again).
 	 */
 	int (*sink)(void *ud, long status, const char *p, size_t n);
 	int64_t (*sink_deadline)(void *ud);

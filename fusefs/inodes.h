@@ -6,7 +6,8 @@
  * path.  Every successful LOOKUP and every READDIRPLUS entry hands the
  * kernel one reference to a nodeid (inodes_ref); FORGET and BATCH_FORGET
  * give them back (inodes_forget), and a node is freed when none is left.
- * Nothing in the tree is ever renamed, so a node's path is fixed; a path
+ * Nothing in the tree is ever renamed, so a node's path is fixed (it is
+ * built from its parents when asked: a node keeps its name only); a path
  * removed by `rm`/`rmdir` is unhashed (the next lookup of the same name
  * gets a new nodeid, the old one lives until the kernel forgets it).
  * Nodeids are never reused within a mount, so every generation is 1.
@@ -16,8 +17,8 @@
  * took and when: the kernel may keep its cached listing only when the new
  * one has the same digest (inodes_dir_same), or, below /jobs/<id>/ where
  * the freshness ticker invalidates what changed (freshness.h), while it
- * was not invalidated since (inodes_dir_valid).  Nodes below each
- * /jobs/<id> are indexed by that prefix, so that invalidating one job
+ * was not invalidated since (inodes_dir_valid).  The nodes below each
+ * /jobs/<id> are that directory's subtree, so that invalidating one job
  * costs its own nodes, not every node held (inodes_invalidate_under).
  *
  * Thread-safe (one mutex, held for no longer than a hash lookup).
@@ -85,7 +86,8 @@ int inodes_invalidate_under(struct inodes *t, const char *const *tops, size_t n,
 			    uint64_t **ids, size_t *n_ids);
 /** Forget the recorded listing of `ino` (the next one is not "the same"). */
 void inodes_dir_forget(struct inodes *t, uint64_t ino);
-/** Nodes in the table (the root included). */
+/** Nodes the kernel holds (the root included); the directories on the way
+ * to them that it does not hold are not counted. */
 size_t inodes_count(struct inodes *t);
 
 #endif

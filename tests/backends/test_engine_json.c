@@ -645,6 +645,106 @@ static void test_engine_parse_job_list_dag_string(void **state)
 	list_free(&l);
 }
 
+/* Parse `txt` as a stream fed `chunk` bytes at a time (0: in one piece),
+ * after a false start of its first half (a retried request: reset). */
+static int stream_parse(const char *txt, size_t len, size_t chunk,
+			bool false_start, struct list *l)
+{
+	struct engine_list_stream *ls = NULL;
+	int rc = 0;
+
+	memset(l, 0, sizeof(*l));
+	assert_int_equal(engine_list_stream_new(true, &l->root, &l->jobs, &l->n,
+						NULL, 0, &ls),
+			 0);
+	if (false_start) {
+		(void)engine_list_stream_feed(ls, txt, len / 2);
+		engine_list_stream_reset(ls);
+	}
+	for (size_t o = 0; o < len && rc == 0;) {
+		size_t k = chunk && chunk < len - o ? chunk : len - o;
+
+		rc = engine_list_stream_feed(ls, txt + o, k);
+		o += k;
+	}
+	rc = engine_list_stream_end(ls, &l->total, l->msg, sizeof(l->msg));
+	engine_list_stream_free(ls);
+	return rc;
+}
+
+/* README "Memory": a list parsed as it arrives gives what the whole text
+ * gives (the same jobs, texts, total, or an error), whatever the pieces
+ * it arrives in, also after a retry started it again. */
+static void test_engine_list_stream_same_as_whole(void **state)
+{
+	static const char *const txts[] = {
+		"[]",
+		" \n[ ]\n ",
+		"[{\"jobId\":\"1\",\"jobName\":\"a]b}c,\\\"[{\","
+		"\"jobStatus\":\"RUNNING\",\"x\":[1,[2,{\"y\":\"]\"}]]},"
+		" {\"jobId\":\"22\",\"jobStatus\":\"FAILED\"} ]",
+		"[1, \"s\\\"]\", null, true, {\"jobId\":\"3\","
+		"\"jobStatus\":\"FINISHED\"}, [ ], 2.5e3]",
+		"{\"data\":[{\"jobId\":\"4\",\"jobStatus\":\"RUNNING\"}],"
+		"\"total\":7}",
+		"{\"status\":\"fail\",\"message\":\"boom\"}",
+		"[{\"jobId\":\"5\",\"jobName\":\"caf\xe9 \xed\xa0\x80\","
+		"\"jobStatus\":\"RUNNING\"}]",
+		"[{\"jobId\":\"6\",\"jobName\":\"a\\ud800b\"}]",
+		"",
+		"   ",
+		"[",
+		"[{\"jobId\":\"1\"}",
+		"[{\"jobId\":\"1\"},]",
+		"[{\"jobId\":\"1\"}]x",
+		"[{\"jobId\":\"1\"} {\"jobId\":\"2\"}]",
+		"[{\"jobId\":\"1\"]}]",
+		"[,{\"jobId\":\"1\"}]",
+		"[{\"jobId\":99999999999999999999}]",
+		"[1e99999]",
+		"[{\"jobId\":\"1\",\"jobName\":\"unterminated}]",
+		"[\"x]",
+		"nul",
+	};
+	static const size_t chunks[] = {0, 1, 2, 3, 7, 64};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(txts) / sizeof(*txts); i++) {
+		size_t len = strlen(txts[i]);
+		struct list w = {0};
+		int wrc = parse_list_str(&w, txts[i], len, true);
+
+		for (size_t c = 0; c < sizeof(chunks) / sizeof(*chunks); c++) {
+			for (int fs = 0; fs < 2; fs++) {
+				struct list l;
+				int rc = stream_parse(txts[i], len, chunks[c],
+						      fs, &l);
+
+				assert_int_equal(rc == 0, wrc == 0);
+				if (rc) {
+					assert_true(l.msg[0] != '\0');
+					assert_int_equal(l.n, 0);
+				}
+				assert_int_equal(l.n, w.n);
+				assert_int_equal(l.total, w.total);
+				for (size_t k = 0; k < l.n; k++) {
+					assert_string_equal(l.jobs[k].id,
+							    w.jobs[k].id);
+					assert_int_equal(l.jobs[k].json_len,
+							 w.jobs[k].json_len);
+					assert_memory_equal(l.jobs[k].json,
+							    w.jobs[k].json,
+							    w.jobs[k].json_len);
+					assert_int_equal(l.jobs[k].digest,
+							 w.jobs[k].digest);
+				}
+				list_free(&l);
+			}
+		}
+		list_free(&w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -661,6 +761,7 @@ int main(void)
 		cmocka_unit_test(test_engine_parse_job_list_paged),
 		cmocka_unit_test(test_engine_parse_job_list_error_body),
 		cmocka_unit_test(test_engine_parse_job_list_garbage),
+		cmocka_unit_test(test_engine_list_stream_same_as_whole),
 		cmocka_unit_test(test_engine_parse_job_list_hostile_entries),
 		cmocka_unit_test(test_engine_parse_job_list_keeps_no_tree),
 		cmocka_unit_test(test_engine_parse_job_list_dag_string),

@@ -4,11 +4,18 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include <jansson.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+/* the ASan runtime's (sanitizer/allocator_interface.h, not always
+ * installed) */
+size_t __sanitizer_get_current_allocated_bytes(void);
+#endif
 
 #include "backends/engine.h"
 
@@ -105,4 +112,15 @@ void tu_mount_free(struct stfs *fs)
 	delete_detach(fs);
 	stfs_release(fs);
 	conf_release(&fs->conf);
+}
+
+size_t tu_heap_used(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return __sanitizer_get_current_allocated_bytes();
+#else
+	struct mallinfo2 m = mallinfo2();
+
+	return m.uordblks + m.hblkhd;
+#endif
 }

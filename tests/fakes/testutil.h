@@ -36,6 +36,10 @@ const char *tu_metric(const struct engine_job *j, const char *k);
 /** Whether the job's metrics text parses to an object. */
 bool tu_has_metrics(const struct engine_job *j);
 
+/** Heap bytes in use: glibc's count (chunks with their headers), or under
+ * ASan (make check) the sanitizer's count of the bytes asked for. */
+size_t tu_heap_used(void);
+
 /** rm -rf `dir` (a test's mkdtemp directory).  0, or -1 when it failed. */
 int tu_rmtree(const char *dir);
 

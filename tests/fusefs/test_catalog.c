@@ -13,15 +13,10 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <malloc.h>
-#if defined(__SANITIZE_ADDRESS__)
-/* the ASan runtime's (sanitizer/allocator_interface.h, not always
- * installed) */
-size_t __sanitizer_get_current_allocated_bytes(void);
-#endif
 
 #include "model/catalog.h"
 #include "fakes/fake_backend.h"
+#include "fakes/testutil.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define MS	 1000000LL /* ns per ms */
@@ -762,19 +757,6 @@ static void test_catalog_remove_keys_shares_other_jobs(void **state)
 
 /* ---- memory (README "Memory") */
 
-/* Heap bytes in use: glibc's count (chunks with their headers), or under
- * ASan (make check) the sanitizer's count of the bytes asked for. */
-static size_t heap_used(void)
-{
-#if defined(__SANITIZE_ADDRESS__)
-	return __sanitizer_get_current_allocated_bytes();
-#else
-	struct mallinfo2 m = mallinfo2();
-
-	return m.uordblks + m.hblkhd;
-#endif
-}
-
 /* The bench's namespace (scripts/genstate.py): NJ jobs of 19-digit ids x
  * 2 pipelines x 5 checkpoints, one .ser each. */
 #define BIG_JOBS 10000
@@ -818,9 +800,9 @@ static void test_catalog_bytes_per_object(void **state)
 	size_t u0, u1;
 
 	(void)state;
-	u0 = heap_used();
+	u0 = tu_heap_used();
 	assert_int_equal(catalog_from_entries(b->e, BIG_OBJS, &c), 0);
-	u1 = heap_used();
+	u1 = tu_heap_used();
 	assert_int_equal(c->n_objs, BIG_OBJS);
 	assert_int_equal(c->n_jobs, BIG_JOBS);
 	print_message("catalog: %.1f bytes per object\n",
@@ -846,9 +828,9 @@ static void test_catalog_rebuild_shares_unchanged_jobs(void **state)
 	assert_non_null(e2);
 	assert_int_equal(catalog_from_entries(b->e, BIG_OBJS, &c), 0);
 	/* the same listing: nothing but the job table is new */
-	u0 = heap_used();
+	u0 = tu_heap_used();
 	assert_int_equal(catalog_from_entries_prev(b->e, BIG_OBJS, c, &d), 0);
-	u1 = heap_used();
+	u1 = tu_heap_used();
 	print_message("rebuild: %.1f bytes per object\n",
 		      (double)(u1 - u0) / BIG_OBJS);
 	assert_true(u1 - u0 <= (size_t)32 * BIG_OBJS);

@@ -2,8 +2,10 @@
  * test_inodes — the low-level FUSE layer's node table (fusefs/inodes.h):
  * nodeid <-> path, lookup counts and FORGET, unhashing after a removal,
  * the per-directory listing digest, growth past the first buckets,
- * concurrent LOOKUP/FORGET of the same paths, and invalidating the nodes
- * held below a job directory (the freshness ticker's part).
+ * concurrent LOOKUP/FORGET of the same paths, invalidating the nodes
+ * held below a job directory (the freshness ticker's part), the compact
+ * structure (deep paths built from parents, a parent forgotten before its
+ * children, a removed directory looked up again) and its cost per node.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,6 +20,7 @@
 #include <cmocka.h>
 
 #include "fusefs/inodes.h"
+#include "fakes/testutil.h"
 
 static struct inodes *table(void)
 {
@@ -253,6 +256,192 @@ static void test_many_nodes(void **state)
 	inodes_free(t); /* frees what is left (ASan: no leak) */
 }
 
+/* A path 300 components deep, looked up one level at a time as the
+ * kernel does, is built back from the parents; forgotten leaf first. */
+static void test_deep_paths(void **state)
+{
+	struct inodes *t = table();
+	static uint64_t ids[300];
+	uint64_t dir = 1;
+	char *p = NULL, *want = NULL;
+
+	(void)state;
+	for (int d = 0; d < 300; d++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "d%d", d % 7);
+		assert_int_equal(inodes_child(t, dir, name, &p), 0);
+		ids[d] = inodes_ref(t, p);
+		assert_true(ids[d] > 1);
+		if (d == 299)
+			want = p;
+		else
+			free(p);
+		dir = ids[d];
+	}
+	assert_path(t, ids[299], want);
+	assert_int_equal(inodes_find(t, want), ids[299]);
+	assert_int_equal(strlen(want), 300 * 3);
+	assert_int_equal(inodes_count(t), 301);
+	/* a sibling at the bottom: its own path, the same parents */
+	assert_int_equal(inodes_child(t, ids[298], "x", &p), 0);
+	assert_int_equal(strncmp(p, want, strlen(want) - 3), 0);
+	assert_string_equal(p + strlen(want) - 3, "/x");
+	free(p);
+	for (int d = 299; d >= 0; d--)
+		inodes_forget(t, ids[d], 1);
+	assert_int_equal(inodes_count(t), 1);
+	assert_int_equal(inodes_find(t, want), 0);
+	free(want);
+	inodes_free(t); /* ASan: nothing left behind */
+}
+
+/* A path handed to inodes_ref whole: the directories on the way are not
+ * nodes the kernel holds (no nodeid to find), and go with the last child. */
+static void test_parents_not_held(void **state)
+{
+	struct inodes *t = table();
+	uint64_t a = inodes_ref(t, "/jobs/7/pipelines/1/x");
+	char *p = NULL;
+
+	(void)state;
+	assert_int_equal(inodes_find(t, "/jobs/7/pipelines"), 0);
+	assert_int_equal(inodes_count(t), 2);
+	assert_path(t, a, "/jobs/7/pipelines/1/x");
+	inodes_forget(t, a, 1);
+	assert_int_equal(inodes_count(t), 1);
+	assert_int_equal(inodes_path(t, a, &p), -ENOENT);
+	inodes_free(t);
+}
+
+/* The kernel forgets a parent before its children (it should not, but a
+ * table must not lose a child's path, nor hand out the parent's old
+ * nodeid again): the child holds the parent. */
+static void test_forget_parent_first(void **state)
+{
+	struct inodes *t = table();
+	uint64_t a = inodes_ref(t, "/a"), b = inodes_ref(t, "/a/b"), a2, c;
+	char *p = NULL;
+
+	(void)state;
+	inodes_forget(t, a, 1);
+	assert_int_equal(inodes_path(t, a, &p), -ENOENT);
+	assert_int_equal(inodes_child(t, a, "b", &p), -ENOENT);
+	assert_int_equal(inodes_find(t, "/a"), 0);
+	assert_path(t, b, "/a/b");
+	assert_int_equal(inodes_find(t, "/a/b"), b);
+	/* looked up again: a new nodeid for the same directory */
+	a2 = inodes_ref(t, "/a");
+	assert_true(a2 != a && a2 > 1);
+	assert_int_equal(inodes_child(t, a2, "b", &p), 0);
+	assert_string_equal(p, "/a/b");
+	free(p);
+	c = inodes_ref(t, "/a/c");
+	inodes_forget(t, b, 1);
+	assert_path(t, c, "/a/c");
+	assert_path(t, a2, "/a");
+	inodes_forget(t, a2, 1);
+	inodes_forget(t, c, 1);
+	assert_int_equal(inodes_count(t), 1);
+	/* every slot free again: a new node never gets an old nodeid */
+	a = inodes_ref(t, "/a");
+	assert_true(a != a2 && a != b && a != c);
+	inodes_free(t);
+}
+
+/* rmdir of a directory the kernel still holds, with a child it holds:
+ * both keep their old path by nodeid; a new directory of that name gets
+ * new nodes, and its children are not the old directory's. */
+static void test_unhash_dir_relookup(void **state)
+{
+	struct inodes *t = table();
+	uint64_t d = inodes_ref(t, "/jobs/1/d"),
+		 x = inodes_ref(t, "/jobs/1/d/x");
+	uint64_t d2, x2, *ids = NULL;
+	const char *top = "/jobs/1";
+	size_t n = 0;
+
+	(void)state;
+	inodes_unhash(t, "/jobs/1/d/x");
+	inodes_unhash(t, "/jobs/1/d");
+	assert_int_equal(inodes_find(t, "/jobs/1/d"), 0);
+	assert_int_equal(inodes_find(t, "/jobs/1/d/x"), 0);
+	assert_path(t, d, "/jobs/1/d");
+	assert_path(t, x, "/jobs/1/d/x");
+	d2 = inodes_ref(t, "/jobs/1/d");
+	x2 = inodes_ref(t, "/jobs/1/d/x");
+	assert_true(d2 != d && x2 != x);
+	assert_int_equal(inodes_find(t, "/jobs/1/d/x"), x2);
+	/* the old ones are still held below the job: invalidated too */
+	assert_int_equal(inodes_invalidate_under(t, &top, 1, &ids, &n), 0);
+	assert_int_equal(n, 4);
+	free(ids);
+	inodes_forget(t, x, 1);
+	inodes_forget(t, d, 1);
+	assert_path(t, x2, "/jobs/1/d/x");
+	assert_int_equal(inodes_find(t, "/jobs/1/d"), d2);
+	assert_int_equal(inodes_count(t), 3);
+	inodes_free(t);
+}
+
+/* A directory's recorded listing goes with the node: forgotten and looked
+ * up again (same slot while a child keeps it), it is not "the same". */
+static void test_dir_record_forgotten(void **state)
+{
+	struct inodes *t = table();
+	uint64_t d = inodes_ref(t, "/d"), x = inodes_ref(t, "/d/x"), d2;
+
+	(void)state;
+	assert_false(inodes_dir_same(t, d, 9, 100, 60000, 0));
+	assert_true(inodes_dir_same(t, d, 9, 200, 60000, 0));
+	inodes_forget(t, d, 1);
+	d2 = inodes_ref(t, "/d");
+	assert_false(inodes_dir_valid(t, d2, 300, 60000));
+	assert_false(inodes_dir_same(t, d2, 9, 300, 60000, 0));
+	assert_false(inodes_dir_same(t, d, 9, 300, 60000, 0)); /* stale id */
+	inodes_forget(t, x, 1);
+	inodes_free(t);
+}
+
+/* README "Memory": the nodes the kernel holds after walking the bench's
+ * namespace (19-digit job ids, 2 pipelines x 5 checkpoints, a few files
+ * each) cost at most 56 bytes a node, names and buckets included. */
+static void test_bytes_per_node(void **state)
+{
+	static const char *const jf[] = {"job.json", "status", "metrics",
+					 "deletable", "pipelines"};
+	static const char *const cf[] = {"data", "info", "status"};
+	struct inodes *t;
+	size_t u0 = tu_heap_used(), u1, nodes;
+	char p[160];
+
+	(void)state;
+	t = table();
+	for (int j = 0; j < 2000; j++) {
+		long long id = 1000000000000000000ll + j * 7919ll;
+
+		for (size_t f = 0; f < sizeof(jf) / sizeof(*jf); f++) {
+			snprintf(p, sizeof(p), "/jobs/%lld/%s", id, jf[f]);
+			assert_true(inodes_ref(t, p) > 1);
+		}
+		for (int pl = 1; pl <= 2; pl++)
+			for (int c = 1; c <= 5; c++)
+				for (size_t f = 0; f < 3; f++) {
+					snprintf(p, sizeof(p),
+						 "/jobs/%lld/pipelines/%d/"
+						 "checkpoints/%d/%s",
+						 id, pl, c, cf[f]);
+					assert_true(inodes_ref(t, p) > 1);
+				}
+	}
+	u1 = tu_heap_used();
+	nodes = 2000 * (1 + 5 + 2 * (2 + 5 * 4));
+	print_message("%zu nodes: %zu bytes, %.1f a node\n", nodes, u1 - u0,
+		      (double)(u1 - u0) / (double)nodes);
+	assert_true(u1 - u0 <= 56 * nodes);
+	inodes_free(t);
+}
+
 struct racer {
 	struct inodes *t;
 	int seed;
@@ -305,6 +494,12 @@ int main(void)
 		cmocka_unit_test(test_long_name),
 		cmocka_unit_test(test_many_nodes),
 		cmocka_unit_test(test_concurrent_lookup_forget),
+		cmocka_unit_test(test_deep_paths),
+		cmocka_unit_test(test_parents_not_held),
+		cmocka_unit_test(test_forget_parent_first),
+		cmocka_unit_test(test_unhash_dir_relookup),
+		cmocka_unit_test(test_dir_record_forgotten),
+		cmocka_unit_test(test_bytes_per_node),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
