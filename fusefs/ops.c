@@ -36,6 +36,10 @@ static bool g_expire_only; /* the kernel can expire an entry in place */
 /* README "Caching in the kernel": FUSE_CAP_NO_OPENDIR_SUPPORT taken (only
  * with the ticker, which drops the listings the kernel keeps) */
 static bool g_no_opendir;
+/* auto_unmount among the mount options: fusermount3 unmounts a dead mount
+ * only when opening its root fails (ENOTCONN), which without OPENDIR the
+ * kernel never asks the daemon, so NO_OPENDIR is not taken then */
+static bool g_auto_unmount;
 
 /* ---- the request being served by this thread, and its interruption */
 
@@ -480,7 +484,8 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn)
 			log_warn("no freshness ticker: kernel_ttl falls back "
 				 "to cache_ttl");
 			g_kttl = g_ttl;
-		} else if (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT) {
+		} else if (!g_auto_unmount &&
+			   (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT)) {
 			/* no OPENDIR/RELEASEDIR per directory: the kernel
 			 * keeps every listing, dropped by lease (above) */
 			conn->want |= FUSE_CAP_NO_OPENDIR_SUPPORT;
@@ -1708,6 +1713,24 @@ static const struct fuse_lowlevel_ops stfs_ops = {
 	.create = ll_create,
 };
 
+/* whether mount option `name` is among args' -o lists */
+static bool has_mount_opt(const struct fuse_args *args, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (int i = 0; i < args->argc; i++) {
+		const char *o = args->argv[i];
+
+		if (strncmp(o, "-o", 2) != 0)
+			continue;
+		o = o[2] ? o + 2 : (i + 1 < args->argc ? args->argv[++i] : "");
+		for (const char *p = o; (p = strstr(p, name)) != NULL; p += n)
+			if ((p == o || p[-1] == ',') && (p[n] == ',' || !p[n]))
+				return true;
+	}
+	return false;
+}
+
 int ops_main(struct fuse_args *args, struct stfs *fs)
 {
 	struct fuse_cmdline_opts opts = {0};
@@ -1733,6 +1756,7 @@ int ops_main(struct fuse_args *args, struct stfs *fs)
 				 fs->conf.kernel_ttl_ms > fs->conf.cache_ttl_ms
 			 ? fs->conf.kernel_ttl_ms / 1000.0
 			 : g_ttl;
+	g_auto_unmount = has_mount_opt(args, "auto_unmount");
 	se = fuse_session_new(args, &stfs_ops, sizeof(stfs_ops), fs);
 	if (!se) {
 		res = 3;

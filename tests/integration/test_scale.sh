@@ -84,13 +84,19 @@ echo "== rm -r of a job of $NO objects in a namespace of $((NJ + 2 * NO)) object
 check_eq "release of the old orphan" OK "$(release_errno "$M/jobs/$O/restore")"
 b0=$(stat_of stfs_catalog_builds_total)
 l0=$(stat_of stfs_backend_list_requests_total)
+rt0=$(date +%s%N)
 timed "rm -r jobs/$O" rm -r "$M/jobs/$O"
 check "rm -r exits 0" test $? = 0
+rm_ms=$((($(date +%s%N) - rt0) / 1000000))
 b1=$(stat_of stfs_catalog_builds_total)
 l1=$(stat_of stfs_backend_list_requests_total)
 echo "    figure: rm -r: $((b1 - b0)) namespace listings, $((l1 - l0)) backend list calls"
-# the namespace may be relisted when storage_ttl passes, never per object
-check "rm -r relisted the namespace at most twice ($((b1 - b0)))" test $((b1 - b0)) -le 2
+# the namespace may be relisted when storage_ttl (5 s, the default) passes,
+# never per object: at most twice, plus once per storage_ttl the rm took
+# (a loaded machine stretches it)
+relist_max=$((2 + rm_ms / 5000))
+check "rm -r relisted the namespace at most $relist_max times in $rm_ms ms ($((b1 - b0)))" \
+	test $((b1 - b0)) -le $relist_max
 check "rm -r made at most 40 backend list calls ($((l1 - l0)))" test $((l1 - l0)) -le 40
 check_eq "the job's objects are gone from storage" "" "$(ls -A "$NS/$O" 2>/dev/null)"
 check_eq "every other object is still in storage" $((NJ + NO)) "$(find "$NS" -type f | wc -l)"
